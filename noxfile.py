@@ -1,0 +1,83 @@
+"""Test sessions, one per backend manifest in backends/, plus lint and typecheck.
+
+`nox` runs them all; `nox -s tests-numpy` one; `nox -l` lists them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import tomllib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+MANIFESTS = {
+    m["name"]: m
+    for m in (tomllib.loads(p.read_text()) for p in sorted((ROOT / "backends").glob("*.toml")))
+}
+
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = False
+
+
+def cuda_gpu_count() -> tuple[int, str]:
+    """Probe for a CUDA GPU without installing anything: libcuda + cuDeviceGetCount."""
+    name = ctypes.util.find_library("cuda") or "libcuda.so.1"
+    try:
+        lib = ctypes.CDLL(name)
+    except OSError:
+        return 0, "no CUDA driver (libcuda) on this machine"
+    if lib.cuInit(0) != 0:
+        return 0, "the CUDA driver did not initialise (no GPU?)"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return 0, "the CUDA driver reports no GPU"
+    return count.value, f"{count.value} CUDA GPU(s)"
+
+
+def _tests(session: nox.Session, name: str) -> None:
+    m = MANIFESTS[name]
+    tags = m.get("tags", [])
+    if "gpu" in tags:
+        n, why = cuda_gpu_count()
+        if n == 0:
+            session.skip(f"{name}: skipped, {why}; this session needs a CUDA GPU")
+    session.install(*m["install"])
+    env = {
+        "MINITORCH_BACKEND": name,
+        "MINITORCH_DEVICE": str(m.get("device", "")),
+        "MINITORCH_DTYPE": str(m.get("dtype", "float64")),
+        **{k: str(v) for k, v in m.get("env", {}).items()},
+    }
+    if "light" in tags:
+        env["MINITORCH_GRADCHECK_FAST"] = "1"
+    if name == "numpy":
+        args = ["-m", "not browser", "--doctest-modules", "src/minitorch", "src/minigrad", "tests"]
+    else:
+        # backend-independent suites (the scalar engine, docs) run once, in tests-numpy
+        args = ["-m", "not browser and not backend_independent", "tests"]
+    session.run("pytest", *args, *session.posargs, env=env)
+
+
+for _name in MANIFESTS:
+
+    @nox.session(name=f"tests-{_name}")
+    def _session(session: nox.Session, _name: str = _name) -> None:
+        _tests(session, _name)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy (strict for minigrad and minitorch's public API)."""
+    session.install("-e", ".", "mypy>=1.11")
+    session.run("mypy")

@@ -1,0 +1,470 @@
+"""The engine: graph nodes, ``apply`` (forward + recording) and the backward pass.
+
+A Node records one op application: the op, its parameters, what the forward saved,
+and one *edge* per input: the input's Node (an intermediate result), the input Tensor
+itself (a leaf that requires grad), or None (no gradient needed). Nodes never point at
+intermediate Tensors, so a long chain keeps only what its VJPs saved.
+
+The backward pass visits nodes in topological order with an explicit stack (no
+recursion: graphs 10^5+ deep are fine), sums fan-out gradients, reduces broadcast
+gradients to each input's shape, checks version counters of saved tensors, and frees
+saved arrays unless ``retain_graph=True``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import _grad_mode
+from .errors import BackendMismatchError, OpError, describe
+
+if TYPE_CHECKING:
+    from .ops._registry import OpDef
+    from .tensor import Tensor
+
+__all__ = ["Node", "apply", "backward", "grad", "unbroadcast"]
+
+Array = Any
+
+
+class Node:
+    """One recorded op application (PyTorch calls this a ``grad_fn``)."""
+
+    __slots__ = (
+        "__weakref__",
+        "backend",
+        "checks",
+        "edges",
+        "freed",
+        "op",
+        "params",
+        "retain",
+        "saved",
+        "shape",
+        "tags",
+    )
+
+    def __init__(
+        self,
+        op: OpDef,
+        params: dict[str, Any],
+        saved: tuple[Any, ...],
+        edges: tuple[Any, ...],
+        shape: tuple[int, ...],
+        backend: Any,
+    ) -> None:
+        self.op = op
+        self.params = params
+        self.saved: tuple[Any, ...] | None = saved
+        self.edges = edges
+        self.shape = shape
+        self.backend = backend
+        self.tags: tuple[int | None, ...] | None = None
+        self.checks: tuple[tuple[Any, int, int], ...] = ()
+        self.freed = False
+        self.retain: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def next_nodes(self) -> tuple[Any, ...]:
+        """The inputs' nodes (or leaf tensors, or None), one per input."""
+        return self.edges
+
+    def __repr__(self) -> str:
+        return f"<{self.op.name}>"
+
+
+def _make_tensor(data: Array, backend: Any, node: Node | None) -> Tensor:
+    from .tensor import Tensor
+
+    return Tensor._make(data, backend, node)
+
+
+def _mix_error(op: OpDef, args: Sequence[Any]) -> BackendMismatchError:
+    from .tensor import Tensor
+
+    names = sorted({a._backend.name for a in args if isinstance(a, Tensor)})
+    inputs = "; ".join(describe(a) for a in args)
+    return BackendMismatchError(
+        f"{op.name}: cannot combine tensors from different backends ({' and '.join(names)}); "
+        f"inputs: {inputs}. Move one with .to({names[0]!r}) first."
+    )
+
+
+def _forward_error(op: OpDef, args: Sequence[Any], params: dict[str, Any], exc: Exception) -> OpError:
+    from .tensor import Tensor
+
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    devices = {str(t.device) for t in tensors}
+    inputs = "; ".join(describe(a) for a in args)
+    shown = {k: v for k, v in params.items() if not hasattr(v, "shape")}
+    extra = f" with {shown}" if shown else ""
+    if len(devices) > 1:
+        return BackendMismatchError(
+            f"{op.name}: tensors are on different devices ({' and '.join(sorted(devices))}); "
+            f"inputs: {inputs}. Move them to one device first."
+        )
+    return OpError(f"{op.name}{extra} failed on inputs {inputs}: {type(exc).__name__}: {exc}")
+
+
+def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
+    """Run ``op`` forward on ``args`` (Tensors and Python scalars) and record a Node.
+
+    A result requires grad iff grad mode is on, the op is differentiable and some input
+    requires grad; otherwise nothing is saved.
+    """
+    from .tensor import Tensor
+
+    be = None
+    needs_grad = False
+    datas = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if be is None:
+                be = a._backend
+            elif a._backend is not be and a._backend.name != be.name:
+                raise _mix_error(op, args)
+            datas.append(a.data)
+            if a.requires_grad:
+                needs_grad = True
+        else:
+            datas.append(a)
+    if be is None:
+        raise OpError(f"{op.name}: needs at least one Tensor input")
+    try:
+        out, saved = op.fwd(be.xp, *datas, **params)
+    except OpError:
+        raise
+    except Exception as exc:
+        raise _forward_error(op, args, params, exc) from exc
+    out_be = params["backend"] if op.moves else be
+    if not (needs_grad and op.vjp is not None and _grad_mode._state.enabled):
+        return Tensor._make(out, out_be, None)
+    edges = tuple(
+        (a._node if a._node is not None else a) if isinstance(a, Tensor) and a.requires_grad else None
+        for a in args
+    )
+    node = Node(op, params, saved, edges, tuple(out.shape), out_be)
+    res = Tensor._make(out, out_be, node)
+    if saved:
+        tags: list[int | None] = []
+        checks = []
+        for s in saved:
+            tag = None
+            if s is out:
+                tag = -1
+                checks.append((weakref.ref(res), 0, -1))
+            else:
+                for i, d in enumerate(datas):
+                    if s is d and isinstance(args[i], Tensor):
+                        tag = i
+                        checks.append((weakref.ref(args[i]), args[i]._version, i))
+                        break
+            tags.append(tag)
+        node.tags = tuple(tags)
+        node.checks = tuple(checks)
+    return res
+
+
+def unbroadcast(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``g`` (of a broadcast result's shape) down to ``shape``."""
+    gshape = tuple(g.shape)
+    if gshape == tuple(shape):
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = xp.sum(g, axis=axes)
+    return xp.reshape(g, tuple(shape))
+
+
+def _version_error(node: Node, tensor: Tensor, expected: int, index: int) -> RuntimeError:
+    which = "output" if index < 0 else f"input {index}"
+    label = f" {tensor.name!r}" if tensor.name else ""
+    return RuntimeError(
+        f"one of the tensors needed for gradient computation has been modified by an "
+        f"in-place operation: the tensor{label} of shape {tuple(tensor.data.shape)} "
+        f"and dtype {tensor._backend.dtype_name(tensor.data.dtype)}, which is {which} of "
+        f"{node.op.name}, is at version {tensor._version}; expected version {expected}. "
+        f"Hint: compute it out of place (e.g. x = x + 1 instead of x += 1), or .clone() "
+        f"it before modifying it."
+    )
+
+
+def _saved_as_tensors(node: Node) -> tuple[Any, ...]:
+    """The node's saved values, with inputs/output turned back into graph Tensors."""
+    from .tensor import Tensor
+
+    assert node.saved is not None
+    if node.tags is None:
+        return node.saved
+    out: list[Any] = []
+    for s, tag in zip(node.saved, node.tags, strict=True):
+        if tag is None:
+            out.append(s)
+        elif tag == -1:
+            out.append(Tensor._make(s, node.backend, node))
+        else:
+            edge = node.edges[tag]
+            if edge is None:
+                out.append(Tensor._make(s, node.backend, None))
+            elif isinstance(edge, Node):
+                out.append(Tensor._make(s, edge.backend, edge))
+            else:
+                out.append(edge)
+    return tuple(out)
+
+
+def _edge_shape(edge: Any) -> tuple[int, ...]:
+    return edge.shape if isinstance(edge, Node) else tuple(edge.data.shape)
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    root_grads: Sequence[Any],
+    *,
+    retain_graph: bool,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | None = None,
+) -> list[Any]:
+    """The backward pass.
+
+    Without ``inputs``, gradients are accumulated into the leaves' ``.grad`` (backend
+    arrays). With ``inputs``, nothing is accumulated and the gradient of each input is
+    returned instead (None where it was not reached). With ``create_graph``, the root
+    gradients and results are Tensors and every VJP is recorded, so results can be
+    differentiated again.
+    """
+    from .tensor import Tensor
+
+    if create_graph:
+        from . import array_api as tensor_xp
+    grads: dict[Any, Any] = {}
+    leaf_grads: dict[Tensor, Any] = {}
+    capture: dict[Any, int] = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            capture[t._node if t._node is not None else t] = i
+    results: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+
+    def to_leaf(t: Tensor, g: Any) -> None:
+        if t in capture:
+            i = capture[t]
+            results[i] = g if results[i] is None else results[i] + g
+        elif inputs is None:
+            leaf_grads[t] = g if t not in leaf_grads else leaf_grads[t] + g
+
+    # 1. count, for every reachable node, how many edges point at it
+    deps: dict[Node, int] = {}
+    starts: list[Node] = []
+    for t, g in zip(roots, root_grads, strict=True):
+        n = t._node
+        if n is None:
+            to_leaf(t, g)
+            continue
+        grads[n] = grads[n] + g if n in grads else g
+        if n not in deps:
+            deps[n] = 0
+            starts.append(n)
+    stack = list(starts)
+    while stack:
+        n = stack.pop()
+        for e in n.edges:
+            if isinstance(e, Node):
+                if e in deps:
+                    deps[e] += 1
+                else:
+                    deps[e] = 1
+                    stack.append(e)
+    # 2. visit nodes once all their consumers are done
+    ready = [n for n in reversed(starts) if deps[n] == 0]
+    while ready:
+        node = ready.pop()
+        g = grads.pop(node, None)
+        if g is not None and node in capture:
+            i = capture[node]
+            results[i] = g
+        if g is not None and node.retain is not None:
+            rt = node.retain()
+            if rt is not None:
+                rt.grad = g.data if isinstance(g, Tensor) else g
+        if node.freed:
+            raise RuntimeError(
+                f"trying to backward through the graph a second time: the values saved by "
+                f"{node.op.name} were freed after the first backward. Pass "
+                f"retain_graph=True to the first backward() if you need to call it twice."
+            )
+        gins: Sequence[Any] = ()
+        if g is not None:
+            for ref, expected, idx in node.checks:
+                t = ref()
+                if t is not None and t._version != expected:
+                    raise _version_error(node, t, expected, idx)
+            needs = tuple(e is not None for e in node.edges)
+            if create_graph:
+                saved = _saved_as_tensors(node)
+                prev_be = tensor_xp._ctx.backend
+                tensor_xp._ctx.backend = node.backend
+                try:
+                    gins = node.op.vjp(tensor_xp, g, saved, needs, **node.params)
+                finally:
+                    tensor_xp._ctx.backend = prev_be
+            else:
+                gins = node.op.vjp(node.backend.xp, g, node.saved, needs, **node.params)
+        if not retain_graph:
+            node.saved = None
+            node.freed = True
+        for k, e in enumerate(node.edges):
+            if e is None:
+                continue
+            gi = gins[k] if gins else None
+            if gi is not None:
+                shape = _edge_shape(e)
+                if tuple(gi.shape) != shape:
+                    xp = tensor_xp if create_graph else e.backend.xp if isinstance(
+                        e, Node
+                    ) else e._backend.xp
+                    gi = unbroadcast(xp, gi, shape)
+            if isinstance(e, Node):
+                if gi is not None:
+                    grads[e] = grads[e] + gi if e in grads else gi
+                deps[e] -= 1
+                if deps[e] == 0:
+                    ready.append(e)
+            elif gi is not None:
+                to_leaf(e, gi)
+    # 3. leaves: accumulate like PyTorch, as fresh arrays of the leaf's dtype
+    for t, g in leaf_grads.items():
+        xp = t._backend.xp
+        if g.dtype != t.data.dtype:
+            g = xp.astype(g, t.data.dtype)
+        if t.grad is None:
+            t.grad = g if t._backend.owns(g) and not _shared(g, leaf_grads, t) else xp.asarray(
+                g, copy=True
+            )
+        else:
+            t.grad = t.grad + g
+    return results
+
+
+def _shared(g: Any, leaf_grads: dict[Any, Any], owner: Any) -> bool:
+    return any(v is g for k, v in leaf_grads.items() if k is not owner)
+
+
+def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False) -> None:
+    """Accumulate d(tensor)/d(leaf) into every leaf's ``.grad``; see ``Tensor.backward``."""
+    seed = _seed(tensor, gradient, "backward")
+    run_backward([tensor], [seed], retain_graph=retain_graph)
+
+
+def _seed(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -> Any:
+    from .tensor import Tensor
+
+    if not t.requires_grad:
+        raise RuntimeError(
+            f"{who}: the tensor (shape {tuple(t.data.shape)}) does not require grad and has "
+            f"no graph. Create its inputs with requires_grad=True (and not under no_grad())."
+        )
+    xp = t._backend.xp
+    if gradient is None:
+        if t.size != 1:
+            raise RuntimeError(
+                f"{who}: a gradient can be created implicitly only for outputs with one "
+                f"element; this output has shape {tuple(t.data.shape)}. Pass gradient= "
+                f"(an array of that shape), or reduce it first, e.g. y.sum().backward()."
+            )
+        g = xp.ones_like(t.data)
+        return Tensor._make(g, t._backend, None) if as_tensor else g
+    if isinstance(gradient, Tensor):
+        if as_tensor:
+            g_t = gradient
+            gd = gradient.data
+        else:
+            gd = gradient.data
+    else:
+        from .creation import _as_backend_array
+
+        gd = _as_backend_array(gradient, t._backend, t.data.dtype, t.device)
+        g_t = None
+    if tuple(gd.shape) != tuple(t.data.shape):
+        raise RuntimeError(
+            f"{who}: gradient has shape {tuple(gd.shape)} but the output has shape "
+            f"{tuple(t.data.shape)}; they must match."
+        )
+    if as_tensor:
+        return g_t if g_t is not None else Tensor._make(gd, t._backend, None)
+    return xp.asarray(gd, copy=True)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    *,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned as Tensors.
+
+    Like ``torch.autograd.grad``: nothing is accumulated into ``.grad``. With
+    ``create_graph=True`` the backward pass is itself recorded, so the results can be
+    differentiated again (to any order).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> x = minitorch.tensor(3.0, requires_grad=True)
+    >>> (g,) = minitorch.autograd.grad(x ** 3, x, create_graph=True)
+    >>> float(g)
+    27.0
+    >>> (h,) = minitorch.autograd.grad(g, x)
+    >>> float(h)
+    18.0
+    """
+    from .tensor import Tensor
+
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        gouts: list[Any] = [None] * len(outs)
+    elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, Sequence):
+        gouts = [grad_outputs]
+    else:
+        gouts = list(grad_outputs)
+    if len(gouts) != len(outs):
+        raise ValueError(f"grad: got {len(outs)} outputs but {len(gouts)} grad_outputs")
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = [_seed(o, g, "grad", as_tensor=create_graph) for o, g in zip(outs, gouts, strict=True)]
+    if create_graph:
+        with _grad_mode.enable_grad():
+            res = run_backward(outs, seeds, retain_graph=retain_graph, create_graph=True, inputs=ins)
+    else:
+        res = run_backward(outs, seeds, retain_graph=retain_graph, inputs=ins)
+    out: list[Tensor | None] = []
+    for i, (t, r) in enumerate(zip(ins, res, strict=True)):
+        if r is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {tuple(t.data.shape)}) was not used to compute "
+                    f"the outputs; pass allow_unused=True to get None for it."
+                )
+            out.append(None)
+            continue
+        if not isinstance(r, Tensor):
+            if r.dtype != t.data.dtype:
+                r = t._backend.xp.astype(r, t.data.dtype)
+            r = Tensor._make(r, t._backend, None)
+        out.append(r)
+    return tuple(out)

@@ -1,0 +1,280 @@
+"""The backend layer: which array library new tensors are made of.
+
+A :class:`Backend` bundles an Array API namespace (from array-api-compat) with the few
+functions the standard lacks (``erf``, scatter-add with repeated indices, conversion to
+and from NumPy, a functional ``setitem``) and the default dtype and device for new
+tensors. It is resolved once per ``(name, dtype, device)`` and carried by every tensor,
+so ops never call ``array_namespace`` on their hot path.
+
+Library-specific differences live in one small module each (``_numpy``, ``_torch``,
+``_strict``, ``_jax``, ``_cupy``), imported lazily by name: ``import minitorch`` imports
+no torch, cupy or jax.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import threading
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _fallback
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "available_backends",
+    "get_backend",
+    "set_backend",
+    "use_backend",
+]
+
+Array = Any
+
+#: backend name -> (module that implements it, import name of the library, extra to install)
+BACKENDS: dict[str, tuple[str, str, str]] = {
+    "numpy": ("_numpy", "numpy", "numpy"),
+    "torch": ("_torch", "torch", "torch"),
+    "array_api_strict": ("_strict", "array_api_strict", "strict"),
+    "jax": ("_jax", "jax", "jax"),
+    "cupy": ("_cupy", "cupy", "cupy"),
+}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Backend:
+    """One array library plus the defaults for new tensors.
+
+    Attributes
+    ----------
+    name : str
+        ``numpy``, ``torch``, ``array_api_strict``, ``jax`` or ``cupy``.
+    xp : namespace
+        The Array API namespace, extended with ``erf(x)`` and
+        ``scatter_add(n, index, values)``.
+    dtype, device
+        Defaults for new floating-point tensors.
+    """
+
+    name: str
+    xp: Any
+    library: types.ModuleType
+    dtype: Any
+    device: Any
+    mutable: bool
+    to_numpy: Callable[[Array], np.ndarray]
+    from_numpy: Callable[[np.ndarray, Any, Any], Array]
+    setitem: Callable[[Array, Any, Array], Array]
+    parse_device: Callable[[Any], Any]
+    dtypes: dict[str, Any]
+    owns: Callable[[Array], bool]
+
+    @property
+    def version(self) -> str:
+        return str(getattr(self.library, "__version__", "unknown"))
+
+    def resolve_dtype(self, dtype: Any) -> Any:
+        """``"float32"``/``"float64"``/... or a dtype object -> this library's dtype."""
+        if dtype is None:
+            return self.dtype
+        if isinstance(dtype, str):
+            try:
+                return self.dtypes[dtype]
+            except KeyError:
+                raise ValueError(
+                    f"unknown dtype {dtype!r} for backend {self.name!r}; "
+                    f"choose one of {sorted(self.dtypes)}"
+                ) from None
+        if isinstance(dtype, type) and issubclass(dtype, np.generic) or isinstance(
+            dtype, np.dtype
+        ):
+            return self.resolve_dtype(np.dtype(dtype).name)
+        return dtype
+
+    def dtype_name(self, dtype: Any) -> str:
+        for k, v in self.dtypes.items():
+            if v == dtype:
+                return k
+        return str(dtype)
+
+    def describe(self) -> str:
+        return (
+            f"{self.name} {self.version} (device={self.device}, "
+            f"dtype={self.dtype_name(self.dtype)})"
+        )
+
+    def __repr__(self) -> str:
+        return f"Backend({self.describe()})"
+
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous NumPy array (a copy only if needed; 0-d arrays stay 0-d).
+
+    torch.from_dlpack on a negatively strided NumPy array aborts the process, so every
+    array handed to another library goes through here first.
+    """
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
+_lock = threading.Lock()
+_cache: dict[tuple[str, str, str], Backend] = {}
+_base: dict[str, Backend] = {}
+_current: list[Backend | None] = [None]
+
+
+def _namespace(xp_module: Any, **extras: Any) -> types.SimpleNamespace:
+    """Copy a namespace's public names into a plain object (fast attribute access)."""
+    ns = types.SimpleNamespace(
+        **{k: getattr(xp_module, k) for k in dir(xp_module) if not k.startswith("_")}
+    )
+    for k, v in extras.items():
+        setattr(ns, k, v)
+    return ns
+
+
+def make_backend(
+    name: str,
+    xp_module: Any,
+    library: types.ModuleType,
+    *,
+    device: Any,
+    mutable: bool = True,
+    erf: Callable[[Array], Array] | None = None,
+    scatter_add: Callable[[int, Array, Array], Array] | None = None,
+    to_numpy: Callable[[Array], np.ndarray] = _fallback.to_numpy,
+    from_numpy: Callable[[np.ndarray, Any, Any], Array] | None = None,
+    setitem: Callable[[Array, Any, Array], Array] | None = None,
+    parse_device: Callable[[Any], Any] | None = None,
+    owns: Callable[[Array], bool] = lambda x: False,
+) -> Backend:
+    """Build a Backend from a namespace; anything not given uses the pure-standard fallback."""
+    xp: Any = None  # filled below; the closures look it up at call time
+
+    def _erf(x: Array) -> Array:
+        return _fallback.erf(xp, x)
+
+    def _scatter_add(n: int, index: Array, values: Array) -> Array:
+        return _fallback.scatter_add(xp, n, index, values)
+
+    def _from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Array:
+        return xp.asarray(contiguous(a), dtype=dtype, device=device)
+
+    def _setitem(x: Array, key: Any, value: Array) -> Array:
+        return _fallback.setitem(xp, x, key, value)
+
+    setitem = setitem or _setitem
+    xp = _namespace(
+        xp_module, erf=erf or _erf, scatter_add=scatter_add or _scatter_add, setitem=setitem
+    )
+    dtypes = {
+        k: getattr(xp, k)
+        for k in ("float32", "float64", "int32", "int64", "bool")
+        if hasattr(xp, k)
+    }
+    return Backend(
+        name=name,
+        xp=xp,
+        library=library,
+        dtype=dtypes["float32"],
+        device=device,
+        mutable=mutable,
+        to_numpy=to_numpy,
+        from_numpy=from_numpy or _from_numpy,
+        setitem=setitem,
+        parse_device=parse_device or (lambda d: d),
+        dtypes=dtypes,
+        owns=owns,
+    )
+
+
+def _load(name: str) -> Backend:
+    if name not in BACKENDS:
+        raise ValueError(
+            f"unknown backend {name!r}; valid names are {', '.join(sorted(BACKENDS))}"
+        )
+    with _lock:
+        if name in _base:
+            return _base[name]
+        modname, libname, extra = BACKENDS[name]
+        if importlib.util.find_spec(libname) is None:
+            raise ImportError(
+                f"backend {name!r} needs the {libname!r} package, which is not installed; "
+                f"install it with: pip install 'minitorch[{extra}]'"
+            )
+        module = importlib.import_module(f"{__name__}.{modname}")
+        be: Backend = module.load()
+        _base[name] = be
+        return be
+
+
+def resolve(name: str, dtype: Any = None, device: Any = None) -> Backend:
+    """The Backend for ``name`` with the given defaults (cached)."""
+    base = _load(name)
+    dt = base.resolve_dtype(dtype)
+    if dt not in (base.dtypes["float32"], base.dtypes.get("float64")):
+        raise ValueError(
+            f"the default dtype must be float32 or float64, got {dtype!r} "
+            f"for backend {name!r}"
+        )
+    dev = base.device if device is None else base.parse_device(device)
+    key = (name, base.dtype_name(dt), str(dev))
+    if key not in _cache:
+        _cache[key] = dataclasses.replace(base, dtype=dt, device=dev)
+    return _cache[key]
+
+
+def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:
+    """Choose the array library, default float dtype and device of *new* tensors.
+
+    Existing tensors keep the backend of their array.
+
+    Parameters
+    ----------
+    name : str
+        ``numpy`` (default), ``torch``, ``array_api_strict``, ``jax`` or ``cupy``.
+    dtype : str or dtype, optional
+        ``"float32"`` (default) or ``"float64"``, or the library's dtype object.
+    device : str or device, optional
+        The library's device object or its name (``"cuda:0"``, ``"device1"``).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> be = minitorch.set_backend("numpy", dtype="float64")
+    >>> minitorch.tensor([1.0, 2.0]).dtype
+    dtype('float64')
+    >>> be = minitorch.set_backend("numpy")
+    """
+    be = resolve(name, dtype, device)
+    _current[0] = be
+    return be
+
+
+def get_backend() -> Backend:
+    """The Backend new tensors are made with (NumPy, float32 until changed)."""
+    be = _current[0]
+    if be is None:
+        be = _current[0] = resolve("numpy")
+    return be
+
+
+@contextlib.contextmanager
+def use_backend(name: str, *, dtype: Any = None, device: Any = None) -> Iterator[Backend]:
+    """Context manager: ``set_backend`` inside the block, restore the previous one after."""
+    prev = _current[0]
+    try:
+        yield set_backend(name, dtype=dtype, device=device)
+    finally:
+        _current[0] = prev
+
+
+def available_backends() -> list[str]:
+    """Names of the backends whose library is installed (nothing is imported)."""
+    return [n for n, (_, lib, _) in BACKENDS.items() if importlib.util.find_spec(lib) is not None]

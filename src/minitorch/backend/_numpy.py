@@ -1,0 +1,44 @@
+"""NumPy: native erf from SciPy when installed, ``np.add.at`` for scatter-add."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat.numpy as xp
+import numpy as np
+
+from . import Backend, make_backend
+
+
+def _scatter_add(n: int, index: Any, values: Any) -> Any:
+    out = np.zeros((n, *values.shape[1:]), dtype=values.dtype)
+    np.add.at(out, index, values)
+    return out
+
+
+def _parse_device(d: Any) -> Any:
+    if str(d) != "cpu":
+        raise ValueError(f"the numpy backend has only the 'cpu' device, got {d!r}")
+    return "cpu"
+
+
+def load() -> Backend:
+    erf = None
+    try:
+        from scipy.special import erf as _sc_erf
+
+        erf = _sc_erf
+    except ImportError:  # the pure-standard fallback is used instead
+        pass
+    return make_backend(
+        "numpy",
+        xp,
+        np,
+        device="cpu",
+        erf=erf,
+        scatter_add=_scatter_add,
+        to_numpy=np.asarray,
+        from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
+        parse_device=_parse_device,
+        owns=lambda x: x.base is None,
+    )

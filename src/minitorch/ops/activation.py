@@ -1,0 +1,147 @@
+"""Activation functions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._registry import Facts, Sample, defop
+from .elementwise import UNARY, mul
+
+
+def _sigmoid_of(xp: Any, x: Any) -> Any:
+    # 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) for x < 0: no overflow for any x
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _relu(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``max(x, 0)``; the gradient at 0 is 0 (PyTorch's subgradient)."""
+    out = xp.maximum(x, 0.0)
+    return out, (out,)
+
+
+def _relu_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (out,) = saved
+    return (xp.where(out > 0.0, g, 0.0),)
+
+
+relu = defop(
+    "relu", _relu, _relu_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.relu(x), samples=UNARY, kind="unary", kinks=(0.0,),
+        formula="g*[x>0]", second_order="zero (undefined at 0)",
+    ),
+)
+
+
+def _sigmoid(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The logistic function ``1 / (1 + exp(-x))``, computed without overflow."""
+    out = _sigmoid_of(xp, x)
+    return out, (out,)
+
+
+def _sigmoid_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (out,) = saved
+    return (g * out * (1.0 - out),)
+
+
+sigmoid = defop(
+    "sigmoid", _sigmoid, _sigmoid_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.sigmoid(x), samples=UNARY, kind="unary", domain=(-4.0, 4.0),
+        formula="g*s*(1-s)",
+    ),
+)
+
+
+def _tanh(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Hyperbolic tangent."""
+    out = xp.tanh(x)
+    return out, (out,)
+
+
+def _tanh_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (out,) = saved
+    return (g * (1.0 - out * out),)
+
+
+tanh = defop(
+    "tanh", _tanh, _tanh_vjp, method=True,
+    facts=Facts(ref=lambda torch, x: torch.tanh(x), samples=UNARY, kind="unary", formula="g*(1-tanh^2)"),
+)
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu(xp: Any, x: Any, approximate: str = "none") -> tuple[Any, tuple[Any, ...]]:
+    """Gaussian error linear unit: ``x * Phi(x)`` with the exact ``erf`` (``"none"``) or
+    the tanh approximation (``"tanh"``), as ``torch.nn.functional.gelu``."""
+    if approximate == "none":
+        return 0.5 * x * (1.0 + xp.erf(x * _INV_SQRT_2)), (x,)
+    if approximate == "tanh":
+        t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        return 0.5 * x * (1.0 + t), (x,)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def _gelu_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], approximate: str = "none"
+) -> tuple[Any]:
+    """d/dx x*Phi(x) = Phi(x) + x*phi(x);  tanh form: 0.5(1+t) + 0.5x(1-t^2)*du/dx."""
+    (x,) = saved
+    if approximate == "none":
+        cdf = 0.5 * (1.0 + xp.erf(x * _INV_SQRT_2))
+        pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        return (g * (cdf + x * pdf),)
+    t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+    du = _SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044715 * x * x)
+    return (g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du),)
+
+
+gelu = defop(
+    "gelu", _gelu, _gelu_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, approximate="none": torch.nn.functional.gelu(x, approximate=approximate),
+        samples=(
+            *UNARY,
+            Sample(((3, 4),), {"approximate": "tanh"}),
+        ),
+        kind="unary", domain=(-3.0, 3.0), formula="g*(Phi(x) + x*phi(x))",
+    ),
+)
+
+
+def _softplus(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``log(1 + exp(x))``, computed stably as ``max(x, 0) + log1p(exp(-|x|))``."""
+    return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x))), (x,)
+
+
+def _softplus_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    return (g * _sigmoid_of(xp, x),)
+
+
+softplus = defop(
+    "softplus", _softplus, _softplus_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.nn.functional.softplus(x), samples=UNARY, kind="unary",
+        domain=(-4.0, 4.0), formula="g*sigmoid(x)",
+    ),
+)
+
+
+def _silu(x: Any) -> Any:
+    """``x * sigmoid(x)`` (also called swish); composed, so its derivative is free."""
+    return mul(x, sigmoid(x))
+
+
+silu = defop(
+    "silu", compose=_silu, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.nn.functional.silu(x), samples=UNARY, kind="unary",
+        domain=(-4.0, 4.0), formula="composed: x*sigmoid(x)",
+    ),
+)

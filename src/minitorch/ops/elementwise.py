@@ -1,0 +1,442 @@
+"""Elementwise arithmetic: each op's forward, VJP and facts, together."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._registry import Facts, Sample, defop
+
+# Samples shared by the binary ops: shapes that broadcast in every way.
+BINARY = (
+    Sample(((3, 4), (3, 4))),
+    Sample(((), (3,))),
+    Sample(((4, 1), (1, 3))),
+    Sample(((2, 1, 3), (4, 3))),
+)
+UNARY = (Sample(((3, 4),)), Sample(((),)), Sample(((2, 0),)))
+
+
+def _is_scalar(v: Any) -> bool:
+    return isinstance(v, int | float)
+
+
+# ------------------------------------------------------------------ add, sub, neg
+def _add(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``x + y`` with broadcasting."""
+    return x + y, ()
+
+
+def _add_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    return g, g
+
+
+add = defop(
+    "add", _add, _add_vjp, nin=2, method=True, dunders=["__add__"], rdunders=["__radd__"],
+    scalars=True,
+    facts=Facts(ref=lambda torch, x, y: x + y, samples=BINARY, kind="binary", formula="g, g"),
+)
+
+
+def _sub(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``x - y`` with broadcasting."""
+    return x - y, ()
+
+
+def _sub_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    return g, (-g if needs[1] else None)
+
+
+sub = defop(
+    "sub", _sub, _sub_vjp, nin=2, method=True, dunders=["__sub__"], rdunders=["__rsub__"],
+    scalars=True,
+    facts=Facts(ref=lambda torch, x, y: x - y, samples=BINARY, kind="binary", formula="g, -g"),
+)
+
+
+def _neg(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``-x``."""
+    return -x, ()
+
+
+def _neg_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    return (-g,)
+
+
+neg = defop(
+    "neg", _neg, _neg_vjp, method=True, dunders=["__neg__"],
+    facts=Facts(ref=lambda torch, x: -x, samples=UNARY, kind="unary", formula="-g"),
+)
+
+
+# ------------------------------------------------------------------ mul, div
+def _mul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``x * y`` with broadcasting."""
+    return x * y, (x, y)
+
+
+def _mul_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    x, y = saved
+    return (g * y if needs[0] else None), (g * x if needs[1] else None)
+
+
+mul = defop(
+    "mul", _mul, _mul_vjp, nin=2, method=True, dunders=["__mul__"], rdunders=["__rmul__"],
+    scalars=True,
+    facts=Facts(ref=lambda torch, x, y: x * y, samples=BINARY, kind="binary", formula="g*y, g*x"),
+)
+
+
+def _div(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``x / y`` with broadcasting."""
+    return x / y, (x, y)
+
+
+def _div_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    x, y = saved
+    gx = g / y if needs[0] else None
+    gy = -(g * x) / (y * y) if needs[1] else None
+    return gx, gy
+
+
+div = defop(
+    "div", _div, _div_vjp, nin=2, method=True, dunders=["__truediv__"], rdunders=["__rtruediv__"],
+    scalars=True,
+    facts=Facts(
+        ref=lambda torch, x, y: x / y, samples=BINARY, kind="binary", domain=(0.5, 2.0),
+        formula="g/y, -g*x/y^2",
+    ),
+)
+
+
+# ------------------------------------------------------------------ pow
+def _pow(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``x ** y``: tensor ** number, number ** tensor or tensor ** tensor."""
+    out = x**y
+    return out, (x, y, out)
+
+
+def _pow_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    x, y, out = saved
+    gx = gy = None
+    if needs[0]:
+        # d/dx x^y = y * x^(y-1); written without x^(y-1) / x so that x = 0 is fine
+        gx = g * y * x ** (y - 1) if _is_scalar(y) else g * y * x ** (y - 1.0)
+    if needs[1]:
+        logx = math.log(x) if _is_scalar(x) else xp.log(x)
+        gy = g * out * logx
+    return gx, gy
+
+
+pow = defop(
+    "pow", _pow, _pow_vjp, nin=2, method=True, dunders=["__pow__"], rdunders=["__rpow__"],
+    scalars=True,
+    facts=Facts(
+        ref=lambda torch, x, y: x**y,
+        samples=(
+            Sample(((3, 4), (3, 4))),
+            Sample(((4, 1), (1, 3))),
+            Sample(((3,), 3)),
+            Sample(((3,), 0.5)),
+            Sample(((2, 3), -1.5)),
+            Sample((2.0, (3,))),
+        ),
+        kind="binary",
+        domain=(0.5, 2.0),
+        formula="g*y*x^(y-1), g*x^y*log(x)",
+    ),
+)
+
+
+# ------------------------------------------------------------------ exp, log, sqrt
+def _exp(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``e ** x``."""
+    out = xp.exp(x)
+    return out, (out,)
+
+
+def _exp_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (out,) = saved
+    return (g * out,)
+
+
+exp = defop(
+    "exp", _exp, _exp_vjp, method=True,
+    facts=Facts(ref=lambda torch, x: torch.exp(x), samples=UNARY, kind="unary", formula="g*exp(x)"),
+)
+
+
+def _log(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise natural logarithm."""
+    return xp.log(x), (x,)
+
+
+def _log_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    return (g / x,)
+
+
+log = defop(
+    "log", _log, _log_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.log(x), samples=UNARY, kind="unary", domain=(0.2, 3.0),
+        formula="g/x",
+    ),
+)
+
+
+def _sqrt(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise square root."""
+    out = xp.sqrt(x)
+    return out, (out,)
+
+
+def _sqrt_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (out,) = saved
+    return (g * 0.5 / out,)
+
+
+sqrt = defop(
+    "sqrt", _sqrt, _sqrt_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.sqrt(x), samples=UNARY, kind="unary", domain=(0.2, 3.0),
+        formula="g/(2*sqrt(x))",
+    ),
+)
+
+
+def _abs(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise absolute value; the gradient at 0 is 0 (PyTorch's subgradient)."""
+    return xp.abs(x), (x,)
+
+
+def _abs_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    return (g * xp.sign(x),)
+
+
+abs = defop(
+    "abs", _abs, _abs_vjp, method=True, dunders=["__abs__"],
+    facts=Facts(
+        ref=lambda torch, x: torch.abs(x), samples=UNARY, kind="unary", kinks=(0.0,),
+        formula="g*sign(x)", second_order="zero (undefined at 0)",
+    ),
+)
+
+
+# ------------------------------------------------------------------ maximum, minimum, clip
+def _maximum(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise maximum; at ties each input gets half the gradient (as PyTorch)."""
+    return xp.maximum(x, y), (x, y)
+
+
+def _maximum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    x, y = saved
+    half = g * 0.5
+    gx = xp.where(x > y, g, xp.where(x == y, half, 0.0)) if needs[0] else None
+    gy = xp.where(y > x, g, xp.where(x == y, half, 0.0)) if needs[1] else None
+    return gx, gy
+
+
+maximum = defop(
+    "maximum", _maximum, _maximum_vjp, nin=2, method=True,
+    facts=Facts(
+        ref=lambda torch, x, y: torch.maximum(x, y), samples=BINARY, kind="binary",
+        formula="g*[x>y] (+g/2 at ties)", second_order="zero",
+    ),
+)
+
+
+def _minimum(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise minimum; at ties each input gets half the gradient (as PyTorch)."""
+    return xp.minimum(x, y), (x, y)
+
+
+def _minimum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    x, y = saved
+    half = g * 0.5
+    gx = xp.where(x < y, g, xp.where(x == y, half, 0.0)) if needs[0] else None
+    gy = xp.where(y < x, g, xp.where(x == y, half, 0.0)) if needs[1] else None
+    return gx, gy
+
+
+minimum = defop(
+    "minimum", _minimum, _minimum_vjp, nin=2, method=True,
+    facts=Facts(
+        ref=lambda torch, x, y: torch.minimum(x, y), samples=BINARY, kind="binary",
+        formula="g*[x<y] (+g/2 at ties)", second_order="zero",
+    ),
+)
+
+
+def _clip(xp: Any, x: Any, min: float | None = None, max: float | None = None) -> tuple[Any, tuple[Any, ...]]:
+    """Clamp to ``[min, max]``; the gradient passes where ``min <= x <= max`` (as PyTorch)."""
+    out = x
+    if min is not None:
+        out = xp.maximum(out, float(min))
+    if max is not None:
+        out = xp.minimum(out, float(max))
+    return out, (x,)
+
+
+def _clip_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], min: float | None = None,
+    max: float | None = None,
+) -> tuple[Any]:
+    (x,) = saved
+    if min is not None:
+        g = xp.where(x >= min, g, 0.0)
+    if max is not None:
+        g = xp.where(x <= max, g, 0.0)
+    return (g,)
+
+
+clip = defop(
+    "clip", _clip, _clip_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, min=None, max=None: torch.clamp(x, min, max),
+        samples=(Sample(((3, 4),), {"min": -0.5, "max": 0.5}), Sample(((5,),), {"min": 0.0})),
+        kind="unary", kinks=(-0.5, 0.0, 0.5), formula="g*[min<=x<=max]", second_order="zero",
+    ),
+)
+
+
+# ------------------------------------------------------------------ where
+def _where(xp: Any, cond: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``x`` where ``cond`` is true, else ``y`` (broadcasting)."""
+    return xp.where(cond, x, y), (cond,)
+
+
+def _where_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any, Any]:
+    (cond,) = saved
+    gx = xp.where(cond, g, 0.0) if needs[1] else None
+    gy = xp.where(cond, 0.0, g) if needs[2] else None
+    return None, gx, gy
+
+
+def _where_sample(rng: Any) -> tuple[Any, ...]:
+    return rng.random((3, 4)) > 0.5, rng.uniform(-2, 2, (3, 4)), rng.uniform(-2, 2, (4,))
+
+
+where = defop(
+    "where", _where, _where_vjp, nin=3, scalars=True,
+    facts=Facts(
+        ref=lambda torch, c, x, y: torch.where(c, x, y),
+        samples=(Sample(make=_where_sample),), grad_inputs=(1, 2), formula="0, g*c, g*!c",
+        second_order="zero",
+    ),
+)
+
+
+# ------------------------------------------------------------------ casts and copies
+def _astype(xp: Any, x: Any, dtype: Any = None) -> tuple[Any, tuple[Any, ...]]:
+    """Cast to ``dtype``; the gradient is cast back to the input's dtype."""
+    return xp.astype(x, dtype), (x.dtype,)
+
+
+def _astype_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], dtype: Any = None) -> tuple[Any]:
+    (src,) = saved
+    return (xp.astype(g, src),)
+
+
+astype = defop(
+    "astype", _astype, _astype_vjp, method=True,
+    facts=Facts(formula="astype(g, x.dtype)", samples=()),
+)
+
+
+def _clone(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """A copy with its own memory (differentiable)."""
+    return xp.asarray(x, copy=True), ()
+
+
+def _clone_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    return (g,)
+
+
+clone = defop(
+    "clone", _clone, _clone_vjp, method=True,
+    facts=Facts(ref=lambda torch, x: x.clone(), samples=UNARY, kind="unary", formula="g"),
+)
+
+
+# ------------------------------------------------------------------ comparisons (no gradient)
+def _compare(name: str, dunder: str, fn: Any) -> Any:
+    def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+        return fn(x, y), ()
+
+    fwd.__doc__ = f"Elementwise ``x {dunder} y`` (a boolean tensor without gradient)."
+    fwd.__module__ = __name__
+    return defop(name, fwd, None, nin=2, dunders=[f"__{name}__"], scalars=True)
+
+
+eq = _compare("eq", "==", lambda x, y: x == y)
+ne = _compare("ne", "!=", lambda x, y: x != y)
+lt = _compare("lt", "<", lambda x, y: x < y)
+le = _compare("le", "<=", lambda x, y: x <= y)
+gt = _compare("gt", ">", lambda x, y: x > y)
+ge = _compare("ge", ">=", lambda x, y: x >= y)
+
+
+def _logical_not(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise logical not of a boolean tensor."""
+    return xp.logical_not(x), ()
+
+
+logical_not = defop("logical_not", _logical_not, None, dunders=["__invert__"])
+
+
+def _isfinite(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise: neither infinite nor NaN."""
+    return xp.isfinite(x), ()
+
+
+isfinite = defop("isfinite", _isfinite, None, method=True)
+
+
+def _log1p(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise ``log(1 + x)``, accurate for small ``x``."""
+    return xp.log1p(x), (x,)
+
+
+def _log1p_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    return (g / (1.0 + x),)
+
+
+log1p = defop(
+    "log1p", _log1p, _log1p_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.log1p(x), samples=UNARY, kind="unary", domain=(-0.5, 2.0),
+        formula="g/(1+x)",
+    ),
+)
+
+
+def _erf(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The error function (native where the backend has one, else a full-precision
+    rational approximation in pure Array API calls)."""
+    return xp.erf(x), (x,)
+
+
+def _erf_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    """d/dx erf(x) = 2/sqrt(pi) * exp(-x^2)."""
+    (x,) = saved
+    return (g * (2.0 / math.sqrt(math.pi)) * xp.exp(-(x * x)),)
+
+
+erf = defop(
+    "erf", _erf, _erf_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.special.erf(x), samples=UNARY, kind="unary",
+        formula="g*2/sqrt(pi)*exp(-x^2)",
+    ),
+)
+
+
+def _sign(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise sign (-1, 0 or 1); no gradient."""
+    return xp.sign(x), ()
+
+
+sign = defop("sign", _sign, None, method=True)

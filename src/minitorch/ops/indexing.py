@@ -1,0 +1,295 @@
+"""Indexing: getitem (NumPy semantics on every backend), take, embedding, setitem.
+
+Backends disagree on indexing: torch refuses negative slice steps, array-api-strict
+refuses integer arrays on some axes of an N-d array and Python lists. minitorch gives
+every backend NumPy's rules. *Basic* keys (ints, slices with positive steps, None,
+Ellipsis) run natively. Any other key is resolved on the host: the flat source
+position of every output element is ``arange(n).reshape(shape)[key]``, and the forward
+is one standard ``take`` of those positions. Backward scatter-adds ``g`` into the
+positions, so repeated indices accumulate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import OpError
+from ._registry import Facts, Sample, defop
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _is_basic(key: tuple[Any, ...]) -> bool:
+    for k in key:
+        if isinstance(k, bool) or not isinstance(k, _BASIC):
+            return False
+        if isinstance(k, slice) and k.step is not None and k.step < 0:
+            return False
+    return True
+
+
+def _host_index(k: Any) -> Any:
+    """A key element as something NumPy can index with."""
+    from ..tensor import Tensor
+
+    if isinstance(k, _BASIC) and not isinstance(k, bool):
+        return k
+    if isinstance(k, Tensor):
+        return k._backend.to_numpy(k.data)
+    if isinstance(k, list | tuple | bool | np.ndarray):
+        return np.asarray(k)
+    from ..backend import _fallback
+
+    mod = type(k).__module__.split(".")[0]
+    if mod == "torch":
+        return k.detach().cpu().numpy()
+    if mod == "array_api_strict":
+        import array_api_strict
+
+        return np.asarray(k.to_device(array_api_strict.Device("CPU_DEVICE")))
+    if mod == "cupy":
+        return k.get()
+    return _fallback.to_numpy(k)
+
+
+def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
+    """Normalise a user's key: a tuple, and whether it is basic (native everywhere)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if _is_basic(key):
+        # strict needs an explicit trailing ... when fewer axes than ndim are indexed
+        if not any(k is Ellipsis for k in key):
+            key = (*key, Ellipsis)
+        return key, True
+    host = tuple(_host_index(k) for k in key)
+    for k in host:
+        if isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
+            raise OpError(
+                f"getitem: index arrays must be integer or boolean, got dtype {k.dtype}"
+            )
+    return host, False
+
+
+def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+    """For each element of ``x[key]``, its flat position in ``x`` (NumPy semantics)."""
+    try:
+        return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[key]
+    except IndexError as exc:
+        raise OpError(f"getitem: index {key!r} is invalid for a tensor of shape {shape}: {exc}") from exc
+
+
+def _prepare_getitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
+    key, basic = prepare_key(params["key"])
+    return {"key": key, "basic": basic}
+
+
+def _getitem(xp: Any, x: Any, key: Any = None, basic: bool = True) -> tuple[Any, tuple[Any, ...]]:
+    """``x[key]`` with NumPy's rules on every backend: ints, slices (negative steps
+    too), None, Ellipsis, integer arrays on any axis, boolean masks."""
+    shape = tuple(x.shape)
+    if basic:
+        return x[key], (shape, key, None)
+    pos = flat_positions(shape, key)
+    idx = xp.asarray(pos.reshape(-1), device=x.device)
+    out = xp.reshape(xp.take(xp.reshape(x, (-1,)), idx, axis=0), pos.shape)
+    return out, (shape, None, idx)
+
+
+def _getitem_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None, basic: bool = True) -> tuple[Any]:
+    shape, bkey, idx = saved
+    n = math.prod(shape)
+    if idx is None:
+        idx = xp.reshape(xp.reshape(xp.arange(n, device=g.device), shape)[bkey], (-1,))
+    flat = xp.scatter_add(n, idx, xp.reshape(g, (-1,)))
+    return (xp.reshape(flat, shape),)
+
+
+getitem = defop(
+    "getitem", _getitem, _getitem_vjp, prepare=_prepare_getitem,
+    facts=Facts(
+        ref=lambda torch, x, key=None, basic=True: x.reshape(-1)[
+            torch.as_tensor(flat_positions(tuple(x.shape), key).copy())
+        ],
+        samples=(
+            Sample(((4, 5),), {"key": (slice(1, 3), 2)}),
+            Sample(((4, 5),), {"key": (slice(None, None, -2), None, Ellipsis)}),
+            Sample(((4, 5),), {"key": (np.array([0, 2, 2, 3]),)}),
+            Sample(((4, 5),), {"key": (slice(None), np.array([[1, 1], [4, 0]]))}),
+            Sample(((3, 4),), {"key": (np.array([[True, False, True, True]] * 3),)}),
+        ),
+        formula="scatter-add g at the indexed positions",
+    ),
+)
+
+
+def _tensor_getitem(self: Any, key: Any) -> Any:
+    return getitem(self, key=key)
+
+
+def _take(xp: Any, x: Any, indices: Any, axis: int | None = None) -> tuple[Any, tuple[Any, ...]]:
+    """Select ``indices`` (1-D integers, negative allowed) along ``axis`` (of the
+    flattened tensor if None), as the Array API ``take``; repeats accumulate in backward."""
+    shape = tuple(x.shape)
+    if axis is None:
+        x = xp.reshape(x, (-1,))
+        ax = 0
+    else:
+        if not -x.ndim <= axis < x.ndim:
+            raise OpError(f"take: axis {axis} is out of range for shape {shape}")
+        ax = axis % x.ndim
+    n = x.shape[ax]
+    idx = _check_indices(xp, indices, n, "take")
+    return xp.take(x, idx, axis=ax), (shape, idx, ax, axis is None)
+
+
+def _check_indices(xp: Any, indices: Any, n: int, op: str) -> Any:
+    if not xp.isdtype(indices.dtype, "integral"):
+        raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
+    if math.prod(indices.shape) and (
+        bool(xp.any(indices < -n)) or bool(xp.any(indices >= n))
+    ):
+        raise OpError(
+            f"{op}: an index is out of range for an axis of size {n} "
+            f"(indices go from {int(xp.min(indices))} to {int(xp.max(indices))})"
+        )
+    return xp.where(indices < 0, indices + n, indices)
+
+
+def _take_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int | None = None) -> tuple[Any, None]:
+    shape, idx, ax, flat = saved
+    src = (math.prod(shape),) if flat else shape
+    moved = xp.moveaxis(g, ax, 0) if ax else g
+    rest = tuple(moved.shape[1:])
+    summed = xp.scatter_add(src[ax], idx, moved)
+    summed = xp.reshape(summed, (src[ax], *rest))
+    if ax:
+        summed = xp.moveaxis(summed, 0, ax)
+    return xp.reshape(summed, shape), None
+
+
+def _take_sample(rng: Any) -> tuple[Any, ...]:
+    return rng.uniform(-2, 2, (4, 4)), np.array([0, 3, 3, -1, 2])
+
+
+take = defop(
+    "take", _take, _take_vjp, nin=2, method=True,
+    facts=Facts(
+        ref=lambda torch, x, i, axis=None: torch.index_select(
+            x.reshape(-1) if axis is None else x, 0 if axis is None else axis, i % (x.numel() if axis is None else x.shape[axis])
+        ),
+        samples=(
+            Sample(make=_take_sample, params={"axis": 0}),
+            Sample(make=_take_sample, params={"axis": 1}),
+            Sample(make=_take_sample, params={"axis": None}),
+        ),
+        grad_inputs=(0,), formula="scatter-add g at indices",
+    ),
+)
+
+
+def _embedding(xp: Any, indices: Any, weight: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Rows of ``weight`` (V, D) picked by integer ``indices`` of any shape, as
+    ``torch.nn.functional.embedding``; repeated indices accumulate in backward."""
+    if weight.ndim != 2:
+        raise OpError(f"embedding: weight must be 2-D (num_embeddings, dim), got shape {tuple(weight.shape)}")
+    v, d = weight.shape
+    flat = _check_indices(xp, xp.reshape(indices, (-1,)), v, "embedding")
+    out = xp.reshape(xp.take(weight, flat, axis=0), (*indices.shape, d))
+    return out, (flat, v, d)
+
+
+def _embedding_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[None, Any]:
+    flat, v, d = saved
+    return None, xp.scatter_add(v, flat, xp.reshape(g, (-1, d)))
+
+
+def _embedding_sample(rng: Any) -> tuple[Any, ...]:
+    return np.array([[0, 2, 2], [4, 0, 1]]), rng.uniform(-2, 2, (5, 3))
+
+
+embedding = defop(
+    "embedding", _embedding, _embedding_vjp, nin=2,
+    facts=Facts(
+        ref=lambda torch, i, w: torch.nn.functional.embedding(i, w),
+        samples=(Sample(make=_embedding_sample),), grad_inputs=(1,),
+        formula="scatter-add g rows at indices",
+    ),
+)
+
+
+def _setitem(xp: Any, x: Any, value: Any, key: Any = None) -> tuple[Any, tuple[Any, ...]]:
+    """A copy of ``x`` with ``x[key] = value`` (what ``Tensor.__setitem__`` records)."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and value.dtype != x.dtype:
+        value = xp.astype(value, x.dtype)
+    return xp.setitem(x, key, value), ()
+
+
+def _setitem_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None) -> tuple[Any, Any]:
+    gx = xp.setitem(g, key, 0.0) if needs[0] else None
+    gv = g[key] if needs[1] else None
+    return gx, gv
+
+
+def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
+    x = tensors[0]
+    k, basic = prepare_key(params["key"])
+    if not basic:
+        if x.backend.name == "array_api_strict":
+            raise OpError(
+                "setitem: array_api_strict supports only basic keys (ints, slices, None, "
+                "...) in assignments; build the result with where() or concat() instead"
+            )
+        k = tuple(
+            x.backend.xp.asarray(e, device=x.device) if isinstance(e, np.ndarray) else e
+            for e in k
+        )
+    return {"key": k}
+
+
+setitem = defop(
+    "setitem", _setitem, _setitem_vjp, nin=2, scalars=True, prepare=_prepare_setitem,
+    facts=Facts(
+        samples=(
+            Sample(((4, 5), (2, 5)), {"key": (slice(1, 3),)}),
+            Sample(((4, 5), ()), {"key": (0, 1)}),
+        ),
+        formula="g with zeros at key, g[key]",
+    ),
+)
+
+
+def _bind() -> None:
+    from ..tensor import Tensor
+
+    Tensor.__getitem__ = _tensor_getitem  # type: ignore[attr-defined]
+
+
+_bind()
+
+
+def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """Sum the rows of ``values`` (m, ...) into ``n`` rows at the 1-D integer ``index``;
+    repeated indices accumulate. (The backward of ``take``; its own VJP is ``take``.)"""
+    return xp.scatter_add(n, index, values), (index,)
+
+
+def _scatter_add_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], n: int = 0) -> tuple[Any, None]:
+    (index,) = saved
+    return xp.take(g, index, axis=0), None
+
+
+def _scatter_sample(rng: Any) -> tuple[Any, ...]:
+    return rng.uniform(-2, 2, (5, 3)), np.array([0, 2, 2, 3, 0])
+
+
+scatter_add = defop(
+    "scatter_add", _scatter_add, _scatter_add_vjp, nin=2,
+    facts=Facts(
+        ref=lambda torch, v, i, n=0: torch.zeros((n, *v.shape[1:]), dtype=v.dtype).index_add(0, i, v),
+        samples=(Sample(make=_scatter_sample, params={"n": 4}),), grad_inputs=(0,),
+        formula="take(g, index)",
+    ),
+)

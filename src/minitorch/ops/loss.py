@@ -1,0 +1,166 @@
+"""Softmax, log-softmax, losses and dropout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import OpError
+from ._registry import Facts, Sample, defop
+from .reduction import logsumexp_of, mean
+
+
+def _softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
+    """``exp(x) / sum(exp(x))`` along ``axis``, shifted by the max (never overflows)."""
+    m = xp.max(x, axis=axis, keepdims=True)
+    e = xp.exp(x - xp.where(xp.isfinite(m), m, 0.0))
+    out = e / xp.sum(e, axis=axis, keepdims=True)
+    return out, (out,)
+
+
+def _softmax_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = -1) -> tuple[Any]:
+    """J^T g = s * (g - sum(g * s))."""
+    (out,) = saved
+    return (out * (g - xp.sum(g * out, axis=axis, keepdims=True)),)
+
+
+SOFT = (Sample(((3, 5),)), Sample(((2, 3, 4),), {"axis": 1}), Sample(((4,),)))
+
+softmax = defop(
+    "softmax", _softmax, _softmax_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, axis=-1: torch.softmax(x, dim=axis), samples=SOFT,
+        formula="s*(g - sum(g*s))",
+    ),
+)
+
+
+def _log_softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
+    """``x - logsumexp(x)`` along ``axis`` (stable for any magnitude)."""
+    ax = axis % x.ndim
+    out = x - logsumexp_of(xp, x, (ax,), True)
+    return out, (out,)
+
+
+def _log_softmax_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = -1) -> tuple[Any]:
+    """J^T g = g - softmax * sum(g)."""
+    (out,) = saved
+    return (g - xp.exp(out) * xp.sum(g, axis=axis, keepdims=True),)
+
+
+log_softmax = defop(
+    "log_softmax", _log_softmax, _log_softmax_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, axis=-1: torch.log_softmax(x, dim=axis), samples=SOFT,
+        formula="g - exp(out)*sum(g)",
+    ),
+)
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _cross_entropy(xp: Any, logits: Any, targets: Any, reduction: str = "mean") -> tuple[Any, tuple[Any, ...]]:
+    """Softmax cross-entropy of ``logits`` (N, C) against integer class ``targets`` (N,),
+    as ``torch.nn.functional.cross_entropy``; one fused, stable backward."""
+    if reduction not in _REDUCTIONS:
+        raise OpError(f"cross_entropy: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    if logits.ndim != 2 or targets.ndim != 1 or targets.shape[0] != logits.shape[0]:
+        raise OpError(
+            f"cross_entropy: expected logits (N, C) and targets (N,), got "
+            f"{tuple(logits.shape)} and {tuple(targets.shape)}"
+        )
+    if not xp.isdtype(targets.dtype, "integral"):
+        raise OpError(f"cross_entropy: targets must be integer class indices, got {targets.dtype}")
+    n, c = logits.shape
+    if n and (bool(xp.any(targets < 0)) or bool(xp.any(targets >= c))):
+        raise OpError(f"cross_entropy: targets must lie in [0, {c}) for {c} classes")
+    onehot = xp.expand_dims(targets, axis=1) == xp.arange(c, dtype=targets.dtype, device=targets.device)
+    lse = logsumexp_of(xp, logits, (1,), False)
+    picked = xp.sum(xp.where(onehot, logits, 0.0), axis=1)
+    losses = lse - picked
+    if reduction == "mean":
+        out = xp.sum(losses) / n if n else xp.sum(losses) * float("nan")
+    elif reduction == "sum":
+        out = xp.sum(losses)
+    else:
+        out = losses
+    return out, (logits, onehot)
+
+
+def _cross_entropy_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], reduction: str = "mean") -> tuple[Any, None]:
+    """d loss_i / d logits_i = softmax(logits_i) - onehot_i (scaled by g, and 1/N for mean)."""
+    logits, onehot = saved
+    n = logits.shape[0]
+    p = xp.exp(logits - logsumexp_of(xp, logits, (1,), True))
+    diff = p - xp.astype(onehot, p.dtype)
+    if reduction == "none":
+        return diff * xp.expand_dims(g, axis=1), None
+    scale = g / n if reduction == "mean" else g
+    return diff * scale, None
+
+
+def _ce_sample(rng: Any) -> tuple[Any, ...]:
+    return rng.normal(0, 2, (6, 4)), rng.integers(0, 4, 6)
+
+
+cross_entropy = defop(
+    "cross_entropy", _cross_entropy, _cross_entropy_vjp, nin=2,
+    facts=Facts(
+        ref=lambda torch, x, t, reduction="mean": torch.nn.functional.cross_entropy(x, t, reduction=reduction),
+        samples=(
+            Sample(make=_ce_sample),
+            Sample(make=_ce_sample, params={"reduction": "sum"}),
+            Sample(make=_ce_sample, params={"reduction": "none"}),
+        ),
+        grad_inputs=(0,), formula="(softmax(x) - onehot(t)) * g / N",
+    ),
+)
+
+
+def _mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+    """Mean squared error, as ``torch.nn.functional.mse_loss`` (composed)."""
+    if reduction not in _REDUCTIONS:
+        raise OpError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    if input.shape != target.shape:
+        raise OpError(f"mse_loss: input {input.shape} and target {target.shape} must have the same shape")
+    d = input - target
+    sq = d * d
+    if reduction == "mean":
+        return mean(sq)
+    if reduction == "sum":
+        return sq.sum()
+    return sq
+
+
+mse_loss = defop(
+    "mse_loss", compose=_mse_loss,
+    facts=Facts(
+        ref=lambda torch, x, y, reduction="mean": torch.nn.functional.mse_loss(x, y, reduction=reduction),
+        samples=(Sample(((3, 4), (3, 4))), Sample(((5,), (5,)), {"reduction": "sum"}), Sample(((2, 3), (2, 3)), {"reduction": "none"})),
+        formula="composed: mean((x-y)^2)",
+    ),
+)
+
+
+def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+
+    The mask is drawn in the forward from minitorch's seeded generator
+    (:func:`minitorch.manual_seed`); the gradient flows through the kept elements.
+    """
+    from ..creation import generator
+    from ..tensor import Tensor
+
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    keep = generator().random(tuple(x.shape)) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p), 0.0)
+    be = x._backend
+    mask = Tensor._make(be.from_numpy(scale, x.data.dtype, x.device), be, None)
+    return x * mask

@@ -1,0 +1,265 @@
+"""Shape ops: reshape, permute_dims/transpose, broadcast_to, expand_dims, squeeze,
+flip, concat/cat, stack, and moving between backends."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import OpError
+from ._registry import Facts, Sample, defop
+from .reduction import normalize_axes
+
+
+def _reshape(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
+    """The same elements in a new shape (one entry may be -1)."""
+    shape = tuple(int(s) for s in shape)
+    known = math.prod(s for s in shape if s != -1)
+    total = math.prod(x.shape)
+    if shape.count(-1) > 1 or (-1 not in shape and known != total) or (
+        -1 in shape and (known == 0 or total % known)
+    ):
+        raise OpError(f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} into {shape}")
+    return xp.reshape(x, shape), (tuple(x.shape),)
+
+
+def _reshape_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], **params: Any) -> tuple[Any]:
+    (src,) = saved
+    return (xp.reshape(g, src),)
+
+
+def _reshape_method(self: Any, *shape: Any) -> Any:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        shape = tuple(shape[0])
+    return reshape(self, shape)
+
+
+_reshape_method.__name__ = "reshape"
+
+reshape = defop(
+    "reshape", _reshape, _reshape_vjp, method=_reshape_method,
+    facts=Facts(
+        ref=lambda torch, x, shape: torch.reshape(x, shape),
+        samples=(Sample(((3, 4),), {"shape": (2, 6)}), Sample(((2, 3, 2),), {"shape": (-1,)}), Sample(((),), {"shape": (1, 1)})),
+        formula="reshape(g, x.shape)",
+    ),
+)
+
+
+def _view_method(self: Any, *shape: Any) -> Any:
+    return _reshape_method(self, *shape)
+
+
+def _permute_dims(xp: Any, x: Any, axes: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
+    """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
+    axes = tuple(int(a) % x.ndim if x.ndim else 0 for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise OpError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes of {tuple(x.shape)}")
+    return xp.permute_dims(x, axes), (axes,)
+
+
+def _permute_dims_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axes: Any = None) -> tuple[Any]:
+    (perm,) = saved
+    inverse = [0] * len(perm)
+    for i, a in enumerate(perm):
+        inverse[a] = i
+    return (xp.permute_dims(g, tuple(inverse)),)
+
+
+def _permute_method(self: Any, *dims: Any) -> Any:
+    """``x.permute(2, 0, 1)`` (PyTorch spelling of ``permute_dims``)."""
+    if len(dims) == 1 and isinstance(dims[0], Sequence):
+        dims = tuple(dims[0])
+    return permute_dims(self, dims)
+
+
+_permute_method.__name__ = "permute"
+
+permute_dims = defop(
+    "permute_dims", _permute_dims, _permute_dims_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, axes: torch.permute(x, axes),
+        samples=(Sample(((2, 3, 4),), {"axes": (2, 0, 1)}), Sample(((3, 4),), {"axes": (1, 0)})),
+        formula="permute_dims(g, inverse(axes))",
+    ),
+)
+
+
+def transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
+    """Reverse the axes, or permute them by ``axes`` (NumPy's ``transpose``)."""
+    from ..tensor import Tensor
+
+    if not isinstance(x, Tensor):
+        from ..creation import tensor
+
+        x = tensor(x)
+    if axes is None:
+        axes = tuple(range(x.ndim - 1, -1, -1))
+    return permute_dims(x, tuple(axes))
+
+
+def matrix_transpose(x: Any) -> Any:
+    """Swap the last two axes (``x.mT``)."""
+    if x.ndim < 2:
+        raise OpError(f"matrix_transpose: needs at least 2 dimensions, got shape {tuple(x.shape)}")
+    axes = (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2)
+    return permute_dims(x, axes)
+
+
+def _broadcast_to(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
+    """Broadcast to ``shape``; the engine sums the gradient back down."""
+    return xp.broadcast_to(x, tuple(shape)), ()
+
+
+def _identity_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], **params: Any) -> tuple[Any]:
+    return (g,)
+
+
+broadcast_to = defop(
+    "broadcast_to", _broadcast_to, _identity_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, shape: torch.broadcast_to(x, shape),
+        samples=(Sample(((3, 1),), {"shape": (2, 3, 4)}), Sample(((),), {"shape": (3,)})),
+        formula="sum g down to x.shape",
+    ),
+)
+
+
+def _expand_dims(xp: Any, x: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """Insert a size-1 axis at ``axis``."""
+    return xp.expand_dims(x, axis=axis), (tuple(x.shape),)
+
+
+expand_dims = defop(
+    "expand_dims", _expand_dims, _reshape_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, axis=0: torch.unsqueeze(x, axis),
+        samples=(Sample(((3, 4),), {"axis": 1}), Sample(((3, 4),), {"axis": -1})),
+        formula="reshape(g, x.shape)",
+    ),
+)
+
+
+def _squeeze(xp: Any, x: Any, axis: int | tuple[int, ...] | None = None) -> tuple[Any, tuple[Any, ...]]:
+    """Remove size-1 axes (all of them, or those in ``axis``)."""
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    else:
+        axes = normalize_axes(axis, x.ndim, "squeeze")
+        bad = [a for a in axes if x.shape[a] != 1]
+        if bad:
+            raise OpError(f"squeeze: axis {bad[0]} of shape {tuple(x.shape)} does not have size 1")
+    return xp.squeeze(x, axis=axes) if axes else x, (tuple(x.shape),)
+
+
+squeeze = defop(
+    "squeeze", _squeeze, _reshape_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, axis=None: torch.squeeze(x) if axis is None else torch.squeeze(x, axis),
+        samples=(Sample(((3, 1, 4, 1),)), Sample(((3, 1, 4),), {"axis": 1})),
+        formula="reshape(g, x.shape)",
+    ),
+)
+
+
+def _flip(xp: Any, x: Any, axis: int | tuple[int, ...] | None = None) -> tuple[Any, tuple[Any, ...]]:
+    """Reverse the order of elements along ``axis`` (all axes by default)."""
+    axes = normalize_axes(axis, x.ndim, "flip")
+    return xp.flip(x, axis=axes), (axes,)
+
+
+def _flip_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Any = None) -> tuple[Any]:
+    (axes,) = saved
+    return (xp.flip(g, axis=axes),)
+
+
+flip = defop(
+    "flip", _flip, _flip_vjp, method=True,
+    facts=Facts(
+        ref=lambda torch, x, axis=None: torch.flip(x, tuple(range(x.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))),
+        samples=(Sample(((3, 4),), {"axis": 1}), Sample(((2, 3),))),
+        formula="flip(g)",
+    ),
+)
+
+
+def _concat(xp: Any, *xs: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """Join tensors along an existing axis."""
+    return xp.concat(list(xs), axis=axis), (tuple(x.shape[axis] for x in xs),)
+
+
+def _concat_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0) -> tuple[Any, ...]:
+    (sizes,) = saved
+    ax = axis % g.ndim
+    out = []
+    start = 0
+    for n, need in zip(sizes, needs, strict=True):
+        key = (*(slice(None),) * ax, slice(start, start + n), ...)
+        out.append(g[key] if need else None)
+        start += n
+    return tuple(out)
+
+
+concat = defop(
+    "concat", _concat, _concat_vjp, nin=-1,
+    facts=Facts(
+        ref=lambda torch, *xs, axis=0: torch.cat(xs, dim=axis),
+        samples=(Sample(((2, 3), (4, 3)), {"axis": 0}), Sample(((2, 3), (2, 1), (2, 2)), {"axis": -1})),
+        formula="slices of g",
+    ),
+)
+cat = concat
+
+
+def _stack(xp: Any, *xs: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """Join tensors of one shape along a new axis."""
+    return xp.stack(list(xs), axis=axis), ()
+
+
+def _stack_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0) -> tuple[Any, ...]:
+    ax = axis % g.ndim
+    return tuple(g[(*(slice(None),) * ax, i, ...)] if need else None for i, need in enumerate(needs))
+
+
+stack = defop(
+    "stack", _stack, _stack_vjp, nin=-1,
+    facts=Facts(
+        ref=lambda torch, *xs, axis=0: torch.stack(xs, dim=axis),
+        samples=(Sample(((2, 3), (2, 3)), {"axis": 0}), Sample(((2, 3), (2, 3), (2, 3)), {"axis": -1})),
+        formula="g[..., i, ...]",
+    ),
+)
+
+
+def _move(xp: Any, x: Any, backend: Any = None, source: Any = None) -> tuple[Any, tuple[Any, ...]]:
+    """Move to another backend (or device) through host NumPy; the gradient moves back."""
+    return backend.from_numpy(source.to_numpy(x), None, backend.device), (x.device,)
+
+
+def _move_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], backend: Any = None,
+    source: Any = None,
+) -> tuple[Any]:
+    (device,) = saved
+    if not hasattr(g, "__dlpack__") and hasattr(g, "_backend"):
+        raise NotImplementedError("higher-order gradients through a move between backends")
+    return (source.from_numpy(backend.to_numpy(g), None, device),)
+
+
+move = defop(
+    "move", _move, _move_vjp, moves=True,
+    facts=Facts(formula="move g back", second_order="not supported across backends"),
+)
+
+
+def _bind_methods() -> None:
+    from ..tensor import Tensor
+
+    Tensor.permute = _permute_method  # type: ignore[attr-defined]
+    Tensor.view = _view_method  # type: ignore[attr-defined]
+    Tensor.transpose = transpose  # type: ignore[attr-defined]
+
+
+_bind_methods()
