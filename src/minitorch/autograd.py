@@ -13,7 +13,6 @@ saved arrays unless ``retain_graph=True``.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,18 +26,25 @@ if TYPE_CHECKING:
 __all__ = ["Node", "apply", "backward", "grad", "unbroadcast"]
 
 Array = Any
+_Tensor: Any = None  # minitorch.tensor.Tensor, bound when that module is imported
+# one tuple object per distinct output shape, shared by every node: less memory per node
+_SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 class Node:
-    """One recorded op application (PyTorch calls this a ``grad_fn``)."""
+    """One recorded op application (PyTorch calls this a ``grad_fn``).
+
+    ``saved`` is None once backward has freed it. ``checks`` holds ``(tensor, version,
+    input index)`` for every input the op saved, and ``out_modified`` describes an
+    in-place change of the op's own (saved) output: backward refuses to use either.
+    """
 
     __slots__ = (
-        "__weakref__",
         "backend",
         "checks",
         "edges",
-        "freed",
         "op",
+        "out_modified",
         "params",
         "retain",
         "saved",
@@ -63,7 +69,7 @@ class Node:
         self.backend = backend
         self.tags: tuple[int | None, ...] | None = None
         self.checks: tuple[tuple[Any, int, int], ...] = ()
-        self.freed = False
+        self.out_modified: tuple[str, int] | None = None
         self.retain: Any = None
 
     @property
@@ -75,14 +81,11 @@ class Node:
         """The inputs' nodes (or leaf tensors, or None), one per input."""
         return self.edges
 
+    def saves_output(self) -> bool:
+        return self.tags is not None and -1 in self.tags
+
     def __repr__(self) -> str:
         return f"<{self.op.name}>"
-
-
-def _make_tensor(data: Array, backend: Any, node: Node | None) -> Tensor:
-    from .tensor import Tensor
-
-    return Tensor._make(data, backend, node)
 
 
 def _mix_error(op: OpDef, args: Sequence[Any]) -> BackendMismatchError:
@@ -118,11 +121,11 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     A result requires grad iff grad mode is on, the op is differentiable and some input
     requires grad; otherwise nothing is saved.
     """
-    from .tensor import Tensor
-
+    Tensor = _Tensor
     be = None
     needs_grad = False
     datas = []
+    edges = []
     for a in args:
         if isinstance(a, Tensor):
             if be is None:
@@ -132,43 +135,60 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             datas.append(a.data)
             if a.requires_grad:
                 needs_grad = True
+                edges.append(a._node or a)
+            else:
+                edges.append(None)
         else:
             datas.append(a)
+            edges.append(None)
     if be is None:
         raise OpError(f"{op.name}: needs at least one Tensor input")
     try:
-        out, saved = op.fwd(be.xp, *datas, **params)
+        out, saved = op.fwd(be.xp, *datas, **params)  # type: ignore[misc]
     except OpError:
         raise
     except Exception as exc:
         raise _forward_error(op, args, params, exc) from exc
-    out_be = params["backend"] if op.moves else be
-    if not (needs_grad and op.vjp is not None and _grad_mode._state.enabled):
-        return Tensor._make(out, out_be, None)
-    edges = tuple(
-        (a._node if a._node is not None else a) if isinstance(a, Tensor) and a.requires_grad else None
-        for a in args
-    )
-    node = Node(op, params, saved, edges, tuple(out.shape), out_be)
-    res = Tensor._make(out, out_be, node)
+    if op.moves:
+        be = params["backend"]
+    res = object.__new__(Tensor)
+    res.data = out
+    res.grad = None
+    res._version = 0
+    res._backend = be
+    res.name = None
+    if not needs_grad or op.vjp is None or not _grad_mode._state.enabled:
+        res.requires_grad = False
+        res._node = None
+        return res  # type: ignore[no-any-return]
+    shape = out.shape
+    node = Node(op, params, saved, tuple(edges), _SHAPES.setdefault(shape, shape), be)
+    res.requires_grad = True
+    res._node = node
     if saved:
+        # remember which saved values are inputs / the output, to check their versions
+        # in backward and to rebuild graph Tensors from them for create_graph
         tags: list[int | None] = []
         checks = []
+        found = False
         for s in saved:
             tag = None
             if s is out:
                 tag = -1
-                checks.append((weakref.ref(res), 0, -1))
-            else:
+                found = True
+            elif s is not None:
                 for i, d in enumerate(datas):
                     if s is d and isinstance(args[i], Tensor):
                         tag = i
-                        checks.append((weakref.ref(args[i]), args[i]._version, i))
+                        found = True
+                        checks.append((args[i], args[i]._version, i))
                         break
             tags.append(tag)
-        node.tags = tuple(tags)
-        node.checks = tuple(checks)
-    return res
+        if found:
+            node.tags = tuple(tags)
+        if checks:
+            node.checks = tuple(checks)
+    return res  # type: ignore[no-any-return]
 
 
 def unbroadcast(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
@@ -198,6 +218,17 @@ def _version_error(node: Node, tensor: Tensor, expected: int, index: int) -> Run
     )
 
 
+def _output_version_error(node: Node) -> RuntimeError:
+    assert node.out_modified is not None
+    desc, version = node.out_modified
+    return RuntimeError(
+        f"one of the tensors needed for gradient computation has been modified by an "
+        f"in-place operation: the {desc}, which is the output of {node.op.name}, is at "
+        f"version {version}; expected version 0. Hint: compute it out of place (e.g. "
+        f"y = y + 1 instead of y += 1), or .clone() it before modifying it."
+    )
+
+
 def _saved_as_tensors(node: Node) -> tuple[Any, ...]:
     """The node's saved values, with inputs/output turned back into graph Tensors."""
     from .tensor import Tensor
@@ -220,10 +251,6 @@ def _saved_as_tensors(node: Node) -> tuple[Any, ...]:
             else:
                 out.append(edge)
     return tuple(out)
-
-
-def _edge_shape(edge: Any) -> tuple[int, ...]:
-    return edge.shape if isinstance(edge, Node) else tuple(edge.data.shape)
 
 
 def run_backward(
@@ -289,25 +316,28 @@ def run_backward(
         node = ready.pop()
         g = grads.pop(node, None)
         if g is not None and node in capture:
-            i = capture[node]
-            results[i] = g
+            results[capture[node]] = g
         if g is not None and node.retain is not None:
             rt = node.retain()
             if rt is not None:
                 rt.grad = g.data if isinstance(g, Tensor) else g
-        if node.freed:
+        saved = node.saved
+        if saved is None:
             raise RuntimeError(
                 f"trying to backward through the graph a second time: the values saved by "
                 f"{node.op.name} were freed after the first backward. Pass "
                 f"retain_graph=True to the first backward() if you need to call it twice."
             )
+        edges = node.edges
         gins: Sequence[Any] = ()
         if g is not None:
-            for ref, expected, idx in node.checks:
-                t = ref()
-                if t is not None and t._version != expected:
-                    raise _version_error(node, t, expected, idx)
-            needs = tuple(e is not None for e in node.edges)
+            if node.checks:
+                for t, expected, idx in node.checks:
+                    if t._version != expected:
+                        raise _version_error(node, t, expected, idx)
+            if node.out_modified is not None:
+                raise _output_version_error(node)
+            needs = tuple([e is not None for e in edges])
             if create_graph:
                 saved = _saved_as_tensors(node)
                 prev_be = tensor_xp._ctx.backend
@@ -317,28 +347,30 @@ def run_backward(
                 finally:
                     tensor_xp._ctx.backend = prev_be
             else:
-                gins = node.op.vjp(node.backend.xp, g, node.saved, needs, **node.params)
+                gins = node.op.vjp(node.backend.xp, g, saved, needs, **node.params)
         if not retain_graph:
             node.saved = None
-            node.freed = True
-        for k, e in enumerate(node.edges):
+        k = -1
+        for e in edges:
+            k += 1
             if e is None:
                 continue
             gi = gins[k] if gins else None
-            if gi is not None:
-                shape = _edge_shape(e)
-                if tuple(gi.shape) != shape:
-                    xp = tensor_xp if create_graph else e.backend.xp if isinstance(
-                        e, Node
-                    ) else e._backend.xp
-                    gi = unbroadcast(xp, gi, shape)
-            if isinstance(e, Node):
+            if type(e) is Node:
                 if gi is not None:
-                    grads[e] = grads[e] + gi if e in grads else gi
-                deps[e] -= 1
-                if deps[e] == 0:
+                    if gi.shape != e.shape:
+                        gi = unbroadcast(tensor_xp if create_graph else e.backend.xp, gi, e.shape)
+                    if e in grads:
+                        grads[e] = grads[e] + gi
+                    else:
+                        grads[e] = gi
+                d = deps[e] - 1
+                deps[e] = d
+                if d == 0:
                     ready.append(e)
             elif gi is not None:
+                if gi.shape != e.data.shape:
+                    gi = unbroadcast(tensor_xp if create_graph else e._backend.xp, gi, e.data.shape)
                 to_leaf(e, gi)
     # 3. leaves: accumulate like PyTorch, as fresh arrays of the leaf's dtype
     for t, g in leaf_grads.items():

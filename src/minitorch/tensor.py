@@ -267,19 +267,32 @@ class Tensor:
 
     # ---------------------------------------------------------------- in-place
     def _rebase(self, result: Tensor, what: str) -> Tensor:
-        """Make ``self`` hold ``result`` (an out-of-place result) and bump the version."""
+        """Make ``self`` hold ``result`` (an out-of-place result) and bump the version.
+
+        Buffers are never written in place: arrays saved for backward keep their values.
+        Version counters still make backward refuse gradients that used a value the
+        user has since changed, exactly as PyTorch does.
+        """
         if result.data.dtype != self.data.dtype:
             result = result.astype(self.data.dtype)
+        old = self._node
         self.data = result.data
         self._version += 1
+        if old is not None and old.saves_output() and old.out_modified is None:
+            label = f"tensor {self.name!r}" if self.name else "tensor"
+            old.out_modified = (
+                f"{label} of shape {self.shape} and dtype "
+                f"{self._backend.dtype_name(self.data.dtype)}",
+                self._version,
+            )
         if _grad_mode._state.enabled and result._node is not None:
             node = result._node
             self._node = node
             self.requires_grad = True
-            # the op's own view of its input/output is `self` from now on
+            # the in-place op saw `self` at its new version: expect that one
             node.checks = tuple(
-                (weakref.ref(self), self._version, i) if (r() is self or r() is result) else (r, v, i)
-                for r, v, i in node.checks
+                (self, self._version, i) if t is self or t is result else (t, v, i)
+                for t, v, i in node.checks
             )
         return self
 
@@ -351,3 +364,8 @@ def _check_float(t: Tensor, who: str) -> None:
             f"{t._backend.dtype_name(t.data.dtype)} (shape {t.shape}); convert it first, "
             f"e.g. minitorch.tensor(data, dtype='float32', requires_grad=True)"
         )
+
+
+from . import autograd as _autograd  # noqa: E402
+
+_autograd._Tensor = Tensor

@@ -121,6 +121,7 @@ class OpDef:
 
 
 REGISTRY: dict[str, OpDef] = {}
+_EMPTY: dict[str, Any] = {}  # shared by every call without parameters; never mutated
 
 
 def _first_tensor(args: Sequence[Any]) -> Tensor | None:
@@ -210,8 +211,17 @@ def defop(
         family=(target.__module__ or "").rsplit(".", 1)[-1],
     )
     n = nin
+    plain = compose is None and prepare is None and not defaults and nin > 0
 
     def fn(*args: Any, **kwargs: Any) -> Any:
+        if plain and not kwargs and len(args) == n:
+            # the hot path: tensors (and Python numbers where the op takes them) only
+            for a in args:
+                t = type(a)
+                if not (t is Tensor or (scalars and (t is float or t is int))):
+                    break
+            else:
+                return apply(op, args, _EMPTY)
         if n == -1:
             tensors: Sequence[Any] = list(args[0]) if args else []
             rest = args[1:]
@@ -237,7 +247,7 @@ def defop(
             if missing:
                 raise TypeError(f"{name}() missing parameter(s): {', '.join(missing)}")
         else:
-            params = {}
+            params = _EMPTY
         if prepare is not None:
             params = prepare(tensors, params)
         if compose is not None:

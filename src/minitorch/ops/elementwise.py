@@ -72,7 +72,8 @@ neg = defop(
 # ------------------------------------------------------------------ mul, div
 def _mul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     """Elementwise ``x * y`` with broadcasting."""
-    return x * y, (x, y)
+    # a Python number has no gradient, so the other operand need not be kept
+    return x * y, (None if _is_scalar(y) else x, None if _is_scalar(x) else y)
 
 
 def _mul_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:

@@ -1,0 +1,66 @@
+"""Per-op overhead: a chain of 200 elementwise ops (mul, add, tanh, exp) on an 8x8
+float32 tensor, forward + backward, minitorch (NumPy backend) vs PyTorch eager (one
+thread), side by side in one process.
+
+    python bench/bench_overhead.py [--repeats 200]
+
+Target (issue #2): minitorch's time per op at most 0.8x PyTorch eager's.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from _timing import interleaved, paired_ratio
+
+N_OPS = 200
+
+
+def make_steps(data: np.ndarray) -> dict:
+    import torch
+
+    import minitorch as mt
+
+    torch.set_num_threads(1)
+
+    def step_minitorch() -> None:
+        x = mt.tensor(data, requires_grad=True)
+        y = x
+        for _ in range(N_OPS // 4):
+            y = y * 0.5
+            y = y + 0.1
+            y = y.tanh()
+            y = y.exp()
+        y.sum().backward()
+
+    def step_torch() -> None:
+        x = torch.tensor(data, requires_grad=True)
+        y = x
+        for _ in range(N_OPS // 4):
+            y = y * 0.5
+            y = y + 0.1
+            y = y.tanh()
+            y = y.exp()
+        y.sum().backward()
+
+    return {"minitorch": step_minitorch, "pytorch": step_torch}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--repeats", type=int, default=200)
+    args = p.parse_args()
+    data = np.random.default_rng(0).uniform(-1, 1, (8, 8)).astype(np.float32)
+    steps = make_steps(data)
+    t = interleaved(steps, args.repeats)
+    ratio = paired_ratio(steps, "minitorch", "pytorch", args.repeats)
+    n = N_OPS + 1  # + the final sum
+    print(f"chain of {N_OPS} elementwise ops on 8x8 float32, forward + backward")
+    for k, v in t.items():
+        print(f"  {k:10s}: {v * 1e3:7.3f} ms per chain, {v / n * 1e6:6.2f} us per op (median)")
+    print(f"  minitorch / pytorch (median of paired ratios): {ratio:.2f}x   (target <= 0.80x)")
+
+
+if __name__ == "__main__":
+    main()
