@@ -36,13 +36,15 @@ def paired_ratio(steps: dict[str, Callable[[], object]], num: str, den: str, rep
     gc.freeze()
     ratios = []
     try:
-        for _ in range(repeats):
+        for r in range(repeats):
+            first, second = (num, den) if r % 2 == 0 else (den, num)  # no order bias
             t0 = time.perf_counter()
-            steps[num]()
+            steps[first]()
             t1 = time.perf_counter()
-            steps[den]()
+            steps[second]()
             t2 = time.perf_counter()
-            ratios.append((t1 - t0) / (t2 - t1))
+            a, b = (t1 - t0, t2 - t1) if first == num else (t2 - t1, t1 - t0)
+            ratios.append(a / b)
     finally:
         gc.unfreeze()
     return statistics.median(ratios)

@@ -12,7 +12,7 @@ Examples
 
 from __future__ import annotations
 
-from . import autograd
+from . import autograd, optim
 from ._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import Backend, available_backends, get_backend, set_backend, use_backend
 from .creation import (
@@ -32,7 +32,7 @@ from .creation import (
 )
 from .errors import BackendMismatchError, OpError
 from .ops import REGISTRY
-from .ops.activation import gelu, relu, sigmoid, silu, softplus, tanh
+from .ops.activation import gelu, leaky_relu, relu, sigmoid, silu, softplus, tanh
 from .ops.elementwise import (
     abs,
     add,
@@ -82,6 +82,7 @@ from .ops.shape import (
 from .tensor import Tensor
 
 from . import array_api  # noqa: E402  (needs the ops above)
+from . import func  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -118,6 +119,7 @@ __all__ = [
     "expand_dims",
     "flip",
     "full",
+    "func",
     "full_like",
     "ge",
     "gelu",
@@ -127,6 +129,7 @@ __all__ = [
     "is_grad_enabled",
     "isfinite",
     "le",
+    "leaky_relu",
     "linspace",
     "log",
     "log1p",
@@ -149,6 +152,7 @@ __all__ = [
     "no_grad",
     "ones",
     "ones_like",
+    "optim",
     "permute_dims",
     "pow",
     "rand",
