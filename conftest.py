@@ -26,7 +26,9 @@ try:
     )
     settings.register_profile("dev", max_examples=25, deadline=None)
     settings.register_profile("thorough", max_examples=1000, deadline=None)
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+    settings.load_profile(
+        os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+    )
 except ImportError:  # pragma: no cover
     pass
 
@@ -48,7 +50,9 @@ def _resolve(config: pytest.Config) -> Any:
     try:
         return B.resolve(name, "float64", device)
     except Exception as exc:
-        raise pytest.UsageError(f"backend {name!r} (device {device!r}) cannot be loaded: {exc}") from exc
+        raise pytest.UsageError(
+            f"backend {name!r} (device {device!r}) cannot be loaded: {exc}"
+        ) from exc
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -8,7 +8,9 @@ import time
 from collections.abc import Callable
 
 
-def interleaved(steps: dict[str, Callable[[], object]], repeats: int, warmup: int = 3) -> dict[str, float]:
+def interleaved(
+    steps: dict[str, Callable[[], object]], repeats: int, warmup: int = 3
+) -> dict[str, float]:
     """Median seconds per call of each step, timing them in turn ``repeats`` times."""
     for _ in range(warmup):
         for step in steps.values():

@@ -37,11 +37,11 @@ def worker(engine: str, nodes: int, repeats: int) -> dict:
         import torch
 
         torch.set_num_threads(1)
-        make = lambda: torch.tensor(np.ones(4, np.float32), requires_grad=True)  # noqa: E731
+        make = lambda: torch.tensor(np.ones(4, np.float32), requires_grad=True)
     else:
         import minitorch as mt
 
-        make = lambda: mt.tensor(np.ones(4, np.float32), requires_grad=True)  # noqa: E731
+        make = lambda: mt.tensor(np.ones(4, np.float32), requires_grad=True)
 
     def forward(x):
         y = x
@@ -75,7 +75,7 @@ def worker(engine: str, nodes: int, repeats: int) -> dict:
         bwd_times.append(t2 - t1)
         mem.append((after - before) / nodes)
         g = x.grad
-        grad0 = float(g[0]) if engine == "torch" else float(g[0])
+        grad0 = float(g[0])
         del x, loss, g
         gc.collect()
     return {
@@ -100,7 +100,9 @@ def main() -> None:
         for engine in ("torch", "minitorch"):
             out = subprocess.run(
                 [sys.executable, __file__, "--worker", engine, "--nodes", str(args.nodes)],
-                check=True, capture_output=True, text=True,
+                check=True,
+                capture_output=True,
+                text=True,
             )
             r = json.loads(out.stdout.strip().splitlines()[-1])
             best = res.setdefault(engine, r)
@@ -113,8 +115,10 @@ def main() -> None:
             f"  {k:10s}: forward {v['forward_s'] * 1e3:7.1f} ms, backward {v['backward_s'] * 1e3:7.1f} ms, "
             f"total {total * 1e3:7.1f} ms; {v['bytes_per_node']:6.0f} bytes/node; dx[0] = {v['grad0']:.6f}"
         )
-    t = lambda v: v["forward_s"] + v["backward_s"]  # noqa: E731
-    print(f"  time ratio minitorch/pytorch: {t(res['minitorch']) / t(res['torch']):.2f}x (target <= 1.0)")
+    t = lambda v: v["forward_s"] + v["backward_s"]
+    print(
+        f"  time ratio minitorch/pytorch: {t(res['minitorch']) / t(res['torch']):.2f}x (target <= 1.0)"
+    )
     print(
         f"  memory ratio minitorch/pytorch: "
         f"{res['minitorch']['bytes_per_node'] / res['torch']['bytes_per_node']:.2f}x (target <= 1.0)"

@@ -125,7 +125,9 @@ def main() -> None:
         print(f"MLP 784-512-512-10 training step, batch {batch}, float32, 1 thread (median)")
         for k, v in t.items():
             print(f"  {k:16s}: {v * 1e3:7.3f} ms  ({v / base:.2f}x numpy)")
-        print(f"  minitorch / numpy by hand (median of paired ratios): {ratio:.3f}x  (target <= 1.10x)")
+        print(
+            f"  minitorch / numpy by hand (median of paired ratios): {ratio:.3f}x  (target <= 1.10x)"
+        )
 
 
 if __name__ == "__main__":

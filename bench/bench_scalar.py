@@ -13,7 +13,7 @@ Two comparisons are timed:
 
 micrograd is needed only here (``pip install micrograd``); it is not a dependency.
 
-Usage: ``python bench/bench_scalar.py [--steps 2000] [--repeats 7]``
+Usage: ``python bench/bench_scalar.py [--steps 1000] [--repeats 7]``
 """
 
 from __future__ import annotations
@@ -85,11 +85,14 @@ def same_code(value: Callable[[float], Any]) -> Step:
     b2 = [value(0.0) for _ in range(N)]
     params = [p for row in w1 for p in row] + b1 + [p for row in w2 for p in row] + b2
 
+    def dot(ws: list[Any], xs: list[Any], bias: Any) -> Any:
+        return sum((w * x for w, x in zip(ws, xs, strict=True)), bias)
+
     def step(i: int) -> None:
         x, y = DATA[i % N]
-        h = [sum((w * xi for w, xi in zip(r, x)), b).relu() for r, b in zip(w1, b1)]
-        out = [sum((w * hi for w, hi in zip(r, h)), b) for r, b in zip(w2, b2)]
-        loss = sum((o - t) ** 2 for o, t in zip(out, y))
+        h = [dot(row, x, b).relu() for row, b in zip(w1, b1, strict=True)]
+        out = [dot(row, h, b) for row, b in zip(w2, b2, strict=True)]
+        loss = sum((o - t) ** 2 for o, t in zip(out, y, strict=True))
         for p in params:
             p.grad = 0.0
         loss.backward()
@@ -99,40 +102,56 @@ def same_code(value: Callable[[float], Any]) -> Step:
     return step
 
 
-def time_per_step(make: Callable[[], Step], steps: int, repeats: int) -> float:
-    """Median over ``repeats`` of the mean seconds per step over ``steps`` steps."""
-    results = []
-    for _ in range(repeats):
-        step = make()
-        step(0)  # warm-up
-        gc.collect()
-        gc.freeze()  # setup objects are not rescanned by the cyclic GC while timing
+def seconds_per_step(make: Callable[[], Step], steps: int) -> float:
+    """Mean seconds per step over ``steps`` steps of a freshly built model."""
+    step = make()
+    step(0)  # warm-up
+    gc.collect()
+    gc.freeze()  # setup objects are not rescanned by the cyclic GC while timing
+    try:
         start = time.perf_counter()
         for i in range(steps):
             step(i)
-        results.append((time.perf_counter() - start) / steps)
+        return (time.perf_counter() - start) / steps
+    finally:
         gc.unfreeze()
-    return statistics.median(results)
+
+
+def compare(
+    theirs: Callable[[], Step], ours: Callable[[], Step], steps: int, repeats: int
+) -> tuple[float, float, float]:
+    """Median micrograd time, median minigrad time and median of the paired ratios.
+
+    The two are timed alternately so that a change in machine load affects both sides of
+    each ratio alike.
+    """
+    t_theirs, t_ours, ratios = [], [], []
+    for _ in range(repeats):
+        a = seconds_per_step(theirs, steps)
+        b = seconds_per_step(ours, steps)
+        t_theirs.append(a)
+        t_ours.append(b)
+        ratios.append(b / a)
+    return statistics.median(t_theirs), statistics.median(t_ours), statistics.median(ratios)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="minigrad vs micrograd, 5-16-5 MLP")
-    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
 
     print(f"Python {platform.python_version()} on {platform.machine()}; ", end="")
-    print(f"{args.steps} steps x {args.repeats} repeats, median; GC enabled")
+    print(f"{args.steps} steps x {args.repeats} alternating repeats, median; GC enabled")
     rows = [
         ("nn", micrograd_nn, minigrad_nn),
         ("engine", lambda: same_code(mg_engine.Value), lambda: same_code(Value)),
     ]
     for name, theirs, ours in rows:
-        t_mg = time_per_step(theirs, args.steps, args.repeats)
-        t_ours = time_per_step(ours, args.steps, args.repeats)
+        t_mg, t_ours, ratio = compare(theirs, ours, args.steps, args.repeats)
         print(
             f"{name:>6}: micrograd {t_mg * 1e6:8.1f} us/step   minigrad {t_ours * 1e6:8.1f} us/step"
-            f"   ratio {t_ours / t_mg:.2f}x"
+            f"   minigrad/micrograd {ratio:.2f}x"
         )
     return 0
 

@@ -12,7 +12,12 @@ Examples
 
 from __future__ import annotations
 
-from . import autograd, optim
+from . import (
+    array_api,
+    autograd,
+    func,
+    optim,
+)
 from ._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import Backend, available_backends, get_backend, set_backend, use_backend
 from .creation import (
@@ -81,9 +86,6 @@ from .ops.shape import (
 )
 from .tensor import Tensor
 
-from . import array_api  # noqa: E402  (needs the ops above)
-from . import func  # noqa: E402
-
 __version__ = "0.1.0"
 
 __all__ = [
@@ -119,8 +121,8 @@ __all__ = [
     "expand_dims",
     "flip",
     "full",
-    "func",
     "full_like",
+    "func",
     "ge",
     "gelu",
     "get_backend",

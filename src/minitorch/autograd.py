@@ -99,7 +99,9 @@ def _mix_error(op: OpDef, args: Sequence[Any]) -> BackendMismatchError:
     )
 
 
-def _forward_error(op: OpDef, args: Sequence[Any], params: dict[str, Any], exc: Exception) -> OpError:
+def _forward_error(
+    op: OpDef, args: Sequence[Any], params: dict[str, Any], exc: Exception
+) -> OpError:
     from .tensor import Tensor
 
     tensors = [a for a in args if isinstance(a, Tensor)]
@@ -171,18 +173,24 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         tags: list[int | None] = []
         checks = []
         found = False
-        for s in saved:
+        for j, s in enumerate(saved):
             tag = None
             if s is out:
                 tag = -1
                 found = True
             elif s is not None:
-                for i, d in enumerate(datas):
-                    if s is d and isinstance(args[i], Tensor):
-                        tag = i
-                        found = True
-                        checks.append((args[i], args[i]._version, i))
-                        break
+                # saved[j] is input j where it can be: in x * x.detach() both inputs
+                # hold one array, and only input 0 is differentiable
+                if j < len(datas) and datas[j] is s and isinstance(args[j], Tensor):
+                    tag = j
+                else:
+                    for i, d in enumerate(datas):
+                        if s is d and isinstance(args[i], Tensor):
+                            tag = i
+                            break
+                if tag is not None:
+                    found = True
+                    checks.append((args[tag], args[tag]._version, tag))
             tags.append(tag)
         if found:
             node.tags = tuple(tags)
@@ -310,6 +318,8 @@ def run_backward(
                 else:
                     deps[e] = 1
                     stack.append(e)
+    # with inputs: only what leads to an input is differentiated (as PyTorch)
+    useful = _reaching(starts, capture) if inputs is not None else None
     # 2. visit nodes once all their consumers are done
     ready = [n for n in reversed(starts) if deps[n] == 0]
     while ready:
@@ -329,6 +339,8 @@ def run_backward(
                 f"retain_graph=True to the first backward() if you need to call it twice."
             )
         edges = node.edges
+        if useful is not None:
+            edges = tuple([e if e is None or e in useful else None for e in edges])
         gins: Sequence[Any] = ()
         if g is not None:
             if node.checks:
@@ -378,12 +390,36 @@ def run_backward(
         if g.dtype != t.data.dtype:
             g = xp.astype(g, t.data.dtype)
         if t.grad is None:
-            t.grad = g if t._backend.owns(g) and not _shared(g, leaf_grads, t) else xp.asarray(
-                g, copy=True
+            t.grad = (
+                g
+                if t._backend.owns(g) and not _shared(g, leaf_grads, t)
+                else xp.asarray(g, copy=True)
             )
         else:
             t.grad = t.grad + g
     return results
+
+
+def _reaching(starts: Sequence[Node], targets: Any) -> set[Any]:
+    """The targets, plus every node (reachable from ``starts``) that leads to one."""
+    useful: set[Any] = set(targets)
+    done: set[Node] = set()
+    for s in starts:
+        if s in done:
+            continue
+        stack: list[tuple[Node, int]] = [(s, 0)]
+        while stack:
+            n, k = stack.pop()
+            if k < len(n.edges):
+                stack.append((n, k + 1))
+                e = n.edges[k]
+                if type(e) is Node and e not in done:
+                    stack.append((e, 0))
+                continue
+            done.add(n)
+            if n not in useful and any(e is not None and e in useful for e in n.edges):
+                useful.add(n)
+    return useful
 
 
 def _shared(g: Any, leaf_grads: dict[Any, Any], owner: Any) -> bool:
@@ -443,12 +479,36 @@ def grad(
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool = False,
+    materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned as Tensors.
 
-    Like ``torch.autograd.grad``: nothing is accumulated into ``.grad``. With
-    ``create_graph=True`` the backward pass is itself recorded, so the results can be
-    differentiated again (to any order).
+    Like ``torch.autograd.grad``: the sum over ``outputs`` of ``<output, grad_output>``
+    is differentiated; nothing is accumulated into any ``.grad``, and only the part
+    of the graph that leads to ``inputs`` is visited.
+
+    Parameters
+    ----------
+    outputs : Tensor or sequence of Tensor
+        What to differentiate; each must require grad.
+    inputs : Tensor or sequence of Tensor
+        Leaves or intermediate results that require grad.
+    grad_outputs : Tensor, array or sequence, optional
+        One per output, of its shape (None: ones, allowed for one-element outputs).
+    retain_graph : bool, optional
+        Keep the saved values for another backward; defaults to ``create_graph``.
+    create_graph : bool
+        Record the backward pass itself, so that the results can be differentiated
+        again (to any order). Without it the results are constants.
+    allow_unused : bool
+        Return None for an input the outputs do not depend on, instead of raising.
+    materialize_grads : bool
+        Return zeros instead of None for unused inputs (implies ``allow_unused``).
+
+    Returns
+    -------
+    tuple of Tensor or None
+        One gradient per input, of its shape, dtype and backend.
 
     Examples
     --------
@@ -465,6 +525,12 @@ def grad(
 
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not outs or not ins:
+        raise ValueError("grad: needs at least one output and one input")
+    for what, seq in (("output", outs), ("input", ins)):
+        for i, t in enumerate(seq):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"grad: {what} {i} must be a Tensor, got {type(t).__name__}")
     if grad_outputs is None:
         gouts: list[Any] = [None] * len(outs)
     elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, Sequence):
@@ -472,29 +538,67 @@ def grad(
     else:
         gouts = list(grad_outputs)
     if len(gouts) != len(outs):
-        raise ValueError(f"grad: got {len(outs)} outputs but {len(gouts)} grad_outputs")
+        raise ValueError(
+            f"grad: got {len(outs)} output(s) but {len(gouts)} grad_outputs; pass one per "
+            f"output (None for a one-element output)"
+        )
     for i, t in enumerate(ins):
-        if not isinstance(t, Tensor) or not t.requires_grad:
-            raise RuntimeError(f"grad: input {i} does not require grad")
+        if not t.requires_grad:
+            raise RuntimeError(
+                f"grad: input {i} (shape {tuple(t.data.shape)}) does not require grad; "
+                f"create it with requires_grad=True (or call .requires_grad_()) before "
+                f"computing the outputs"
+            )
+    for i, o in enumerate(outs):
+        if not o.requires_grad:
+            raise RuntimeError(
+                f"grad: output {i} (shape {tuple(o.data.shape)}) does not require grad and "
+                f"has no graph: it does not depend on any tensor that requires grad (or "
+                f"it was computed under no_grad())"
+            )
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = [_seed(o, g, "grad", as_tensor=create_graph) for o, g in zip(outs, gouts, strict=True)]
+    # the same tensor twice among the inputs gets the same gradient twice
+    uniq: list[Tensor] = []
+    where: list[int] = []
+    for t in ins:
+        for k, u in enumerate(uniq):
+            if u is t:
+                where.append(k)
+                break
+        else:
+            where.append(len(uniq))
+            uniq.append(t)
+    seeds = [
+        _seed(o, g, f"grad (output {i})", as_tensor=create_graph)
+        for i, (o, g) in enumerate(zip(outs, gouts, strict=True))
+    ]
     if create_graph:
         with _grad_mode.enable_grad():
-            res = run_backward(outs, seeds, retain_graph=retain_graph, create_graph=True, inputs=ins)
+            res = run_backward(outs, seeds, retain_graph=retain_graph, create_graph=True, inputs=uniq)
     else:
-        res = run_backward(outs, seeds, retain_graph=retain_graph, inputs=ins)
+        res = run_backward(outs, seeds, retain_graph=retain_graph, inputs=uniq)
     out: list[Tensor | None] = []
-    for i, (t, r) in enumerate(zip(ins, res, strict=True)):
+    for i, t in enumerate(ins):
+        r = res[where[i]]
         if r is None:
+            if materialize_grads:
+                out.append(Tensor._make(t._backend.xp.zeros_like(t.data), t._backend, None))
+                continue
             if not allow_unused:
                 raise RuntimeError(
                     f"grad: input {i} (shape {tuple(t.data.shape)}) was not used to compute "
-                    f"the outputs; pass allow_unused=True to get None for it."
+                    f"the outputs; pass allow_unused=True to get None for it (or "
+                    f"materialize_grads=True for zeros)."
                 )
             out.append(None)
             continue
-        if not isinstance(r, Tensor):
+        if isinstance(r, Tensor):
+            if r.data.dtype != t.data.dtype:
+                from .ops.elementwise import astype
+
+                r = astype(r, t.data.dtype)
+        else:
             if r.dtype != t.data.dtype:
                 r = t._backend.xp.astype(r, t.data.dtype)
             r = Tensor._make(r, t._backend, None)

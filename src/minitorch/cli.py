@@ -20,13 +20,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="minitorch", description="minitorch: a readable tensor autograd engine."
     )
-    parser.add_argument("command", choices=sorted(COMMANDS), help="; ".join(
-        f"{k}: {v[1]}" for k, v in COMMANDS.items()
-    ))
+    parser.add_argument(
+        "command",
+        choices=sorted(COMMANDS),
+        help="; ".join(f"{k}: {v[1]}" for k, v in COMMANDS.items()),
+    )
     if not argv or argv[0] in ("-h", "--help"):
         parser.print_help()
         return 0 if argv else 2
-    args, rest = parser.parse_known_args(argv[:1])
+    args, _ = parser.parse_known_args(argv[:1])
     module = importlib.import_module(COMMANDS[args.command][0])
     return int(module.main(argv[1:]) or 0)
 

@@ -90,12 +90,18 @@ def tensor(
     elif isinstance(data, bool | int | float) or (
         isinstance(data, Sequence) and not isinstance(data, str | bytes)
     ):
-        arr_np = np.asarray(data)
+        try:
+            arr_np = np.asarray(data)
+        except ValueError as exc:  # NumPy >= 1.24 refuses ragged nested lists
+            arr_np = np.empty(0, dtype=object)
+            cause: Exception | None = exc
+        else:
+            cause = None
         if arr_np.dtype == object:
             raise TypeError(
                 "tensor(): could not make a rectangular array of numbers from the data "
                 "(ragged nested lists, or Tensors inside a list?)"
-            )
+            ) from cause
         if dt is None and arr_np.dtype.kind == "f":
             dt = be.dtype
         arr = _as_backend_array(arr_np, be, dt)
@@ -111,7 +117,14 @@ def tensor(
     return t
 
 
-def _new(fill: Any, shape: Sequence[int], dtype: Any, requires_grad: bool, be: Backend | None = None, device: Any = None) -> Tensor:
+def _new(
+    fill: Any,
+    shape: Sequence[int],
+    dtype: Any,
+    requires_grad: bool,
+    be: Backend | None = None,
+    device: Any = None,
+) -> Tensor:
     be = be or get_backend()
     dt = be.resolve_dtype(dtype)
     shape = tuple(int(s) for s in shape)
@@ -140,7 +153,9 @@ def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return _new(1.0, _shape(shape), dtype, requires_grad)
 
 
-def full(shape: Sequence[int] | int, fill_value: float, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full(
+    shape: Sequence[int] | int, fill_value: float, *, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor filled with ``fill_value``."""
     shp = (shape,) if isinstance(shape, int) else tuple(shape)
     return _new(fill_value, shp, dtype, requires_grad)
@@ -161,18 +176,29 @@ def ones_like(x: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> T
     return _like(x, 1.0, dtype, requires_grad)
 
 
-def full_like(x: Tensor, fill_value: float, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full_like(
+    x: Tensor, fill_value: float, *, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
     """``fill_value`` with the shape, dtype, backend and device of ``x``."""
     return _like(x, fill_value, dtype, requires_grad)
 
 
-def arange(start: float, stop: float | None = None, step: float = 1, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def arange(
+    start: float,
+    stop: float | None = None,
+    step: float = 1,
+    *,
+    dtype: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; int64 for integer arguments."""
     be = get_backend()
     if stop is None:
         start, stop = 0, start
     ints = all(isinstance(v, int) for v in (start, stop, step))
-    dt = be.resolve_dtype(dtype) if dtype is not None else (be.dtypes["int64"] if ints else be.dtype)
+    dt = (
+        be.resolve_dtype(dtype) if dtype is not None else (be.dtypes["int64"] if ints else be.dtype)
+    )
     arr = be.xp.arange(start, stop, step, dtype=dt, device=be.device)
     t = Tensor._make(arr, be, None)
     if requires_grad:
@@ -181,7 +207,9 @@ def arange(start: float, stop: float | None = None, step: float = 1, *, dtype: A
     return t
 
 
-def linspace(start: float, stop: float, num: int, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def linspace(
+    start: float, stop: float, num: int, *, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
     be = get_backend()
     arr = be.xp.linspace(start, stop, num, dtype=be.resolve_dtype(dtype), device=be.device)

@@ -91,9 +91,8 @@ class Backend:
                     f"unknown dtype {dtype!r} for backend {self.name!r}; "
                     f"choose one of {sorted(self.dtypes)}"
                 ) from None
-        if isinstance(dtype, type) and issubclass(dtype, np.generic) or isinstance(
-            dtype, np.dtype
-        ):
+        numpy_type = isinstance(dtype, type) and issubclass(dtype, np.generic)
+        if numpy_type or isinstance(dtype, np.dtype):
             return self.resolve_dtype(np.dtype(dtype).name)
         return dtype
 
@@ -196,9 +195,7 @@ def make_backend(
 
 def _load(name: str) -> Backend:
     if name not in BACKENDS:
-        raise ValueError(
-            f"unknown backend {name!r}; valid names are {', '.join(sorted(BACKENDS))}"
-        )
+        raise ValueError(f"unknown backend {name!r}; valid names are {', '.join(sorted(BACKENDS))}")
     with _lock:
         if name in _base:
             return _base[name]
@@ -220,8 +217,7 @@ def resolve(name: str, dtype: Any = None, device: Any = None) -> Backend:
     dt = base.resolve_dtype(dtype)
     if dt not in (base.dtypes["float32"], base.dtypes.get("float64")):
         raise ValueError(
-            f"the default dtype must be float32 or float64, got {dtype!r} "
-            f"for backend {name!r}"
+            f"the default dtype must be float32 or float64, got {dtype!r} for backend {name!r}"
         )
     dev = base.device if device is None else base.parse_device(device)
     key = (name, base.dtype_name(dt), str(dev))

@@ -143,9 +143,12 @@ def as_tensor_args(op: OpDef, args: Sequence[Any]) -> list[Any]:
             break
     out: list[Any] = []
     for a in args:
-        if isinstance(a, Tensor):
-            out.append(a)
-        elif isinstance(a, bool | int | float) and op.scalars and first is not None:
+        if isinstance(a, np.generic):
+            # NumPy scalars act as Python numbers: `float32 tensor * np.float64(2)` stays
+            # float32 (NumPy's NEP 50 would upcast it; strict and JAX refuse them).
+            a = a.item()
+        scalar_ok = isinstance(a, bool | int | float) and op.scalars and first is not None
+        if isinstance(a, Tensor) or scalar_ok:
             out.append(a)
         else:
             from ..creation import _as_backend_array

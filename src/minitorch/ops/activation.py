@@ -28,10 +28,17 @@ def _relu_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) 
 
 
 relu = defop(
-    "relu", _relu, _relu_vjp, method=True,
+    "relu",
+    _relu,
+    _relu_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.relu(x), samples=UNARY, kind="unary", kinks=(0.0,),
-        formula="g*[x>0]", second_order="zero (undefined at 0)",
+        ref=lambda torch, x: torch.relu(x),
+        samples=UNARY,
+        kind="unary",
+        kinks=(0.0,),
+        formula="g*[x>0]",
+        second_order="zero (undefined at 0)",
     ),
 )
 
@@ -61,12 +68,17 @@ def _leaky_relu_vjp(
 
 
 leaky_relu = defop(
-    "leaky_relu", _leaky_relu, _leaky_relu_vjp, method=True,
+    "leaky_relu",
+    _leaky_relu,
+    _leaky_relu_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, negative_slope=0.01: torch.nn.functional.leaky_relu(x, negative_slope),
         samples=(*UNARY, Sample(((3, 4),), {"negative_slope": 0.2})),
-        kind="unary", kinks=(0.0,),
-        formula="g*[x>0] + slope*g*[x<=0]", second_order="zero (undefined at 0)",
+        kind="unary",
+        kinks=(0.0,),
+        formula="g*[x>0] + slope*g*[x<=0]",
+        second_order="zero (undefined at 0)",
     ),
 )
 
@@ -83,9 +95,15 @@ def _sigmoid_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...
 
 
 sigmoid = defop(
-    "sigmoid", _sigmoid, _sigmoid_vjp, method=True,
+    "sigmoid",
+    _sigmoid,
+    _sigmoid_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.sigmoid(x), samples=UNARY, kind="unary", domain=(-4.0, 4.0),
+        ref=lambda torch, x: torch.sigmoid(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-4.0, 4.0),
         formula="g*s*(1-s)",
     ),
 )
@@ -103,8 +121,13 @@ def _tanh_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) 
 
 
 tanh = defop(
-    "tanh", _tanh, _tanh_vjp, method=True,
-    facts=Facts(ref=lambda torch, x: torch.tanh(x), samples=UNARY, kind="unary", formula="g*(1-tanh^2)"),
+    "tanh",
+    _tanh,
+    _tanh_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.tanh(x), samples=UNARY, kind="unary", formula="g*(1-tanh^2)"
+    ),
 )
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -138,14 +161,21 @@ def _gelu_vjp(
 
 
 gelu = defop(
-    "gelu", _gelu, _gelu_vjp, method=True,
+    "gelu",
+    _gelu,
+    _gelu_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, approximate="none": torch.nn.functional.gelu(x, approximate=approximate),
+        ref=lambda torch, x, approximate="none": torch.nn.functional.gelu(
+            x, approximate=approximate
+        ),
         samples=(
             *UNARY,
             Sample(((3, 4),), {"approximate": "tanh"}),
         ),
-        kind="unary", domain=(-3.0, 3.0), formula="g*(Phi(x) + x*phi(x))",
+        kind="unary",
+        domain=(-3.0, 3.0),
+        formula="g*(Phi(x) + x*phi(x))",
     ),
 )
 
@@ -161,10 +191,16 @@ def _softplus_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ..
 
 
 softplus = defop(
-    "softplus", _softplus, _softplus_vjp, method=True,
+    "softplus",
+    _softplus,
+    _softplus_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.nn.functional.softplus(x), samples=UNARY, kind="unary",
-        domain=(-4.0, 4.0), formula="g*sigmoid(x)",
+        ref=lambda torch, x: torch.nn.functional.softplus(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-4.0, 4.0),
+        formula="g*sigmoid(x)",
     ),
 )
 
@@ -175,9 +211,14 @@ def _silu(x: Any) -> Any:
 
 
 silu = defop(
-    "silu", compose=_silu, method=True,
+    "silu",
+    compose=_silu,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.nn.functional.silu(x), samples=UNARY, kind="unary",
-        domain=(-4.0, 4.0), formula="composed: x*sigmoid(x)",
+        ref=lambda torch, x: torch.nn.functional.silu(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-4.0, 4.0),
+        formula="composed: x*sigmoid(x)",
     ),
 )

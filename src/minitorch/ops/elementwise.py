@@ -18,7 +18,9 @@ UNARY = (Sample(((3, 4),)), Sample(((),)), Sample(((2, 0),)))
 
 
 def _is_scalar(v: Any) -> bool:
-    return isinstance(v, int | float)
+    # a Python number; not a NumPy scalar (np.float64 subclasses float, and NumPy ops on
+    # 0-d arrays return them: such an operand is tensor data and may need a gradient)
+    return type(v) in (int, float, bool)
 
 
 # ------------------------------------------------------------------ add, sub, neg
@@ -32,7 +34,13 @@ def _add_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 add = defop(
-    "add", _add, _add_vjp, nin=2, method=True, dunders=["__add__"], rdunders=["__radd__"],
+    "add",
+    _add,
+    _add_vjp,
+    nin=2,
+    method=True,
+    dunders=["__add__"],
+    rdunders=["__radd__"],
     scalars=True,
     facts=Facts(ref=lambda torch, x, y: x + y, samples=BINARY, kind="binary", formula="g, g"),
 )
@@ -48,7 +56,13 @@ def _sub_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 sub = defop(
-    "sub", _sub, _sub_vjp, nin=2, method=True, dunders=["__sub__"], rdunders=["__rsub__"],
+    "sub",
+    _sub,
+    _sub_vjp,
+    nin=2,
+    method=True,
+    dunders=["__sub__"],
+    rdunders=["__rsub__"],
     scalars=True,
     facts=Facts(ref=lambda torch, x, y: x - y, samples=BINARY, kind="binary", formula="g, -g"),
 )
@@ -64,7 +78,11 @@ def _neg_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 neg = defop(
-    "neg", _neg, _neg_vjp, method=True, dunders=["__neg__"],
+    "neg",
+    _neg,
+    _neg_vjp,
+    method=True,
+    dunders=["__neg__"],
     facts=Facts(ref=lambda torch, x: -x, samples=UNARY, kind="unary", formula="-g"),
 )
 
@@ -82,7 +100,13 @@ def _mul_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 mul = defop(
-    "mul", _mul, _mul_vjp, nin=2, method=True, dunders=["__mul__"], rdunders=["__rmul__"],
+    "mul",
+    _mul,
+    _mul_vjp,
+    nin=2,
+    method=True,
+    dunders=["__mul__"],
+    rdunders=["__rmul__"],
     scalars=True,
     facts=Facts(ref=lambda torch, x, y: x * y, samples=BINARY, kind="binary", formula="g*y, g*x"),
 )
@@ -101,10 +125,19 @@ def _div_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 div = defop(
-    "div", _div, _div_vjp, nin=2, method=True, dunders=["__truediv__"], rdunders=["__rtruediv__"],
+    "div",
+    _div,
+    _div_vjp,
+    nin=2,
+    method=True,
+    dunders=["__truediv__"],
+    rdunders=["__rtruediv__"],
     scalars=True,
     facts=Facts(
-        ref=lambda torch, x, y: x / y, samples=BINARY, kind="binary", domain=(0.5, 2.0),
+        ref=lambda torch, x, y: x / y,
+        samples=BINARY,
+        kind="binary",
+        domain=(0.5, 2.0),
         formula="g/y, -g*x/y^2",
     ),
 )
@@ -130,7 +163,13 @@ def _pow_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 pow = defop(
-    "pow", _pow, _pow_vjp, nin=2, method=True, dunders=["__pow__"], rdunders=["__rpow__"],
+    "pow",
+    _pow,
+    _pow_vjp,
+    nin=2,
+    method=True,
+    dunders=["__pow__"],
+    rdunders=["__rpow__"],
     scalars=True,
     facts=Facts(
         ref=lambda torch, x, y: x**y,
@@ -162,7 +201,10 @@ def _exp_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 exp = defop(
-    "exp", _exp, _exp_vjp, method=True,
+    "exp",
+    _exp,
+    _exp_vjp,
+    method=True,
     facts=Facts(ref=lambda torch, x: torch.exp(x), samples=UNARY, kind="unary", formula="g*exp(x)"),
 )
 
@@ -178,9 +220,15 @@ def _log_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 log = defop(
-    "log", _log, _log_vjp, method=True,
+    "log",
+    _log,
+    _log_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.log(x), samples=UNARY, kind="unary", domain=(0.2, 3.0),
+        ref=lambda torch, x: torch.log(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(0.2, 3.0),
         formula="g/x",
     ),
 )
@@ -198,9 +246,15 @@ def _sqrt_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) 
 
 
 sqrt = defop(
-    "sqrt", _sqrt, _sqrt_vjp, method=True,
+    "sqrt",
+    _sqrt,
+    _sqrt_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.sqrt(x), samples=UNARY, kind="unary", domain=(0.2, 3.0),
+        ref=lambda torch, x: torch.sqrt(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(0.2, 3.0),
         formula="g/(2*sqrt(x))",
     ),
 )
@@ -217,10 +271,18 @@ def _abs_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 abs = defop(
-    "abs", _abs, _abs_vjp, method=True, dunders=["__abs__"],
+    "abs",
+    _abs,
+    _abs_vjp,
+    method=True,
+    dunders=["__abs__"],
     facts=Facts(
-        ref=lambda torch, x: torch.abs(x), samples=UNARY, kind="unary", kinks=(0.0,),
-        formula="g*sign(x)", second_order="zero (undefined at 0)",
+        ref=lambda torch, x: torch.abs(x),
+        samples=UNARY,
+        kind="unary",
+        kinks=(0.0,),
+        formula="g*sign(x)",
+        second_order="zero (undefined at 0)",
     ),
 )
 
@@ -231,7 +293,9 @@ def _maximum(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.maximum(x, y), (x, y)
 
 
-def _maximum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+def _maximum_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+) -> tuple[Any, Any]:
     x, y = saved
     half = g * 0.5
     gx = xp.where(x > y, g, xp.where(x == y, half, 0.0)) if needs[0] else None
@@ -240,10 +304,17 @@ def _maximum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...
 
 
 maximum = defop(
-    "maximum", _maximum, _maximum_vjp, nin=2, method=True,
+    "maximum",
+    _maximum,
+    _maximum_vjp,
+    nin=2,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, y: torch.maximum(x, y), samples=BINARY, kind="binary",
-        formula="g*[x>y] (+g/2 at ties)", second_order="zero",
+        ref=lambda torch, x, y: torch.maximum(x, y),
+        samples=BINARY,
+        kind="binary",
+        formula="g*[x>y] (+g/2 at ties)",
+        second_order="zero",
     ),
 )
 
@@ -253,7 +324,9 @@ def _minimum(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.minimum(x, y), (x, y)
 
 
-def _minimum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+def _minimum_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+) -> tuple[Any, Any]:
     x, y = saved
     half = g * 0.5
     gx = xp.where(x < y, g, xp.where(x == y, half, 0.0)) if needs[0] else None
@@ -262,15 +335,24 @@ def _minimum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...
 
 
 minimum = defop(
-    "minimum", _minimum, _minimum_vjp, nin=2, method=True,
+    "minimum",
+    _minimum,
+    _minimum_vjp,
+    nin=2,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, y: torch.minimum(x, y), samples=BINARY, kind="binary",
-        formula="g*[x<y] (+g/2 at ties)", second_order="zero",
+        ref=lambda torch, x, y: torch.minimum(x, y),
+        samples=BINARY,
+        kind="binary",
+        formula="g*[x<y] (+g/2 at ties)",
+        second_order="zero",
     ),
 )
 
 
-def _clip(xp: Any, x: Any, min: float | None = None, max: float | None = None) -> tuple[Any, tuple[Any, ...]]:
+def _clip(
+    xp: Any, x: Any, min: float | None = None, max: float | None = None
+) -> tuple[Any, tuple[Any, ...]]:
     """Clamp to ``[min, max]``; the gradient passes where ``min <= x <= max`` (as PyTorch)."""
     out = x
     if min is not None:
@@ -281,7 +363,11 @@ def _clip(xp: Any, x: Any, min: float | None = None, max: float | None = None) -
 
 
 def _clip_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], min: float | None = None,
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    min: float | None = None,
     max: float | None = None,
 ) -> tuple[Any]:
     (x,) = saved
@@ -293,11 +379,17 @@ def _clip_vjp(
 
 
 clip = defop(
-    "clip", _clip, _clip_vjp, method=True,
+    "clip",
+    _clip,
+    _clip_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, min=None, max=None: torch.clamp(x, min, max),
         samples=(Sample(((3, 4),), {"min": -0.5, "max": 0.5}), Sample(((5,),), {"min": 0.0})),
-        kind="unary", kinks=(-0.5, 0.0, 0.5), formula="g*[min<=x<=max]", second_order="zero",
+        kind="unary",
+        kinks=(-0.5, 0.0, 0.5),
+        formula="g*[min<=x<=max]",
+        second_order="zero",
     ),
 )
 
@@ -308,7 +400,9 @@ def _where(xp: Any, cond: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.where(cond, x, y), (cond,)
 
 
-def _where_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any, Any]:
+def _where_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+) -> tuple[Any, Any, Any]:
     (cond,) = saved
     gx = xp.where(cond, g, 0.0) if needs[1] else None
     gy = xp.where(cond, 0.0, g) if needs[2] else None
@@ -320,10 +414,16 @@ def _where_sample(rng: Any) -> tuple[Any, ...]:
 
 
 where = defop(
-    "where", _where, _where_vjp, nin=3, scalars=True,
+    "where",
+    _where,
+    _where_vjp,
+    nin=3,
+    scalars=True,
     facts=Facts(
         ref=lambda torch, c, x, y: torch.where(c, x, y),
-        samples=(Sample(make=_where_sample),), grad_inputs=(1, 2), formula="0, g*c, g*!c",
+        samples=(Sample(make=_where_sample),),
+        grad_inputs=(1, 2),
+        formula="0, g*c, g*!c",
         second_order="zero",
     ),
 )
@@ -335,13 +435,18 @@ def _astype(xp: Any, x: Any, dtype: Any = None) -> tuple[Any, tuple[Any, ...]]:
     return xp.astype(x, dtype), (x.dtype,)
 
 
-def _astype_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], dtype: Any = None) -> tuple[Any]:
+def _astype_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], dtype: Any = None
+) -> tuple[Any]:
     (src,) = saved
     return (xp.astype(g, src),)
 
 
 astype = defop(
-    "astype", _astype, _astype_vjp, method=True,
+    "astype",
+    _astype,
+    _astype_vjp,
+    method=True,
     facts=Facts(formula="astype(g, x.dtype)", samples=()),
 )
 
@@ -356,7 +461,10 @@ def _clone_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...])
 
 
 clone = defop(
-    "clone", _clone, _clone_vjp, method=True,
+    "clone",
+    _clone,
+    _clone_vjp,
+    method=True,
     facts=Facts(ref=lambda torch, x: x.clone(), samples=UNARY, kind="unary", formula="g"),
 )
 
@@ -406,9 +514,15 @@ def _log1p_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...])
 
 
 log1p = defop(
-    "log1p", _log1p, _log1p_vjp, method=True,
+    "log1p",
+    _log1p,
+    _log1p_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.log1p(x), samples=UNARY, kind="unary", domain=(-0.5, 2.0),
+        ref=lambda torch, x: torch.log1p(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-0.5, 2.0),
         formula="g/(1+x)",
     ),
 )
@@ -427,9 +541,14 @@ def _erf_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
 
 
 erf = defop(
-    "erf", _erf, _erf_vjp, method=True,
+    "erf",
+    _erf,
+    _erf_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x: torch.special.erf(x), samples=UNARY, kind="unary",
+        ref=lambda torch, x: torch.special.erf(x),
+        samples=UNARY,
+        kind="unary",
         formula="g*2/sqrt(pi)*exp(-x^2)",
     ),
 )

@@ -67,9 +67,7 @@ def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
     host = tuple(_host_index(k) for k in key)
     for k in host:
         if isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
-            raise OpError(
-                f"getitem: index arrays must be integer or boolean, got dtype {k.dtype}"
-            )
+            raise OpError(f"getitem: index arrays must be integer or boolean, got dtype {k.dtype}")
     return host, False
 
 
@@ -78,7 +76,9 @@ def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
     try:
         return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[key]
     except IndexError as exc:
-        raise OpError(f"getitem: index {key!r} is invalid for a tensor of shape {shape}: {exc}") from exc
+        raise OpError(
+            f"getitem: index {key!r} is invalid for a tensor of shape {shape}: {exc}"
+        ) from exc
 
 
 def _prepare_getitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +98,14 @@ def _getitem(xp: Any, x: Any, key: Any = None, basic: bool = True) -> tuple[Any,
     return out, (shape, None, idx)
 
 
-def _getitem_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None, basic: bool = True) -> tuple[Any]:
+def _getitem_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    key: Any = None,
+    basic: bool = True,
+) -> tuple[Any]:
     shape, bkey, idx = saved
     n = math.prod(shape)
     if idx is None:
@@ -108,7 +115,10 @@ def _getitem_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...
 
 
 getitem = defop(
-    "getitem", _getitem, _getitem_vjp, prepare=_prepare_getitem,
+    "getitem",
+    _getitem,
+    _getitem_vjp,
+    prepare=_prepare_getitem,
     facts=Facts(
         ref=lambda torch, x, key=None, basic=True: x.reshape(-1)[
             torch.as_tensor(flat_positions(tuple(x.shape), key).copy())
@@ -148,9 +158,7 @@ def _take(xp: Any, x: Any, indices: Any, axis: int | None = None) -> tuple[Any, 
 def _check_indices(xp: Any, indices: Any, n: int, op: str) -> Any:
     if not xp.isdtype(indices.dtype, "integral"):
         raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
-    if math.prod(indices.shape) and (
-        bool(xp.any(indices < -n)) or bool(xp.any(indices >= n))
-    ):
+    if math.prod(indices.shape) and (bool(xp.any(indices < -n)) or bool(xp.any(indices >= n))):
         raise OpError(
             f"{op}: an index is out of range for an axis of size {n} "
             f"(indices go from {int(xp.min(indices))} to {int(xp.max(indices))})"
@@ -158,7 +166,9 @@ def _check_indices(xp: Any, indices: Any, n: int, op: str) -> Any:
     return xp.where(indices < 0, indices + n, indices)
 
 
-def _take_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int | None = None) -> tuple[Any, None]:
+def _take_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int | None = None
+) -> tuple[Any, None]:
     shape, idx, ax, flat = saved
     src = (math.prod(shape),) if flat else shape
     moved = xp.moveaxis(g, ax, 0) if ax else g
@@ -175,17 +185,24 @@ def _take_sample(rng: Any) -> tuple[Any, ...]:
 
 
 take = defop(
-    "take", _take, _take_vjp, nin=2, method=True,
+    "take",
+    _take,
+    _take_vjp,
+    nin=2,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, i, axis=None: torch.index_select(
-            x.reshape(-1) if axis is None else x, 0 if axis is None else axis, i % (x.numel() if axis is None else x.shape[axis])
+            x.reshape(-1) if axis is None else x,
+            0 if axis is None else axis,
+            i % (x.numel() if axis is None else x.shape[axis]),
         ),
         samples=(
             Sample(make=_take_sample, params={"axis": 0}),
             Sample(make=_take_sample, params={"axis": 1}),
             Sample(make=_take_sample, params={"axis": None}),
         ),
-        grad_inputs=(0,), formula="scatter-add g at indices",
+        grad_inputs=(0,),
+        formula="scatter-add g at indices",
     ),
 )
 
@@ -194,14 +211,18 @@ def _embedding(xp: Any, indices: Any, weight: Any) -> tuple[Any, tuple[Any, ...]
     """Rows of ``weight`` (V, D) picked by integer ``indices`` of any shape, as
     ``torch.nn.functional.embedding``; repeated indices accumulate in backward."""
     if weight.ndim != 2:
-        raise OpError(f"embedding: weight must be 2-D (num_embeddings, dim), got shape {tuple(weight.shape)}")
+        raise OpError(
+            f"embedding: weight must be 2-D (num_embeddings, dim), got shape {tuple(weight.shape)}"
+        )
     v, d = weight.shape
     flat = _check_indices(xp, xp.reshape(indices, (-1,)), v, "embedding")
     out = xp.reshape(xp.take(weight, flat, axis=0), (*indices.shape, d))
     return out, (flat, v, d)
 
 
-def _embedding_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[None, Any]:
+def _embedding_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+) -> tuple[None, Any]:
     flat, v, d = saved
     return None, xp.scatter_add(v, flat, xp.reshape(g, (-1, d)))
 
@@ -211,10 +232,14 @@ def _embedding_sample(rng: Any) -> tuple[Any, ...]:
 
 
 embedding = defop(
-    "embedding", _embedding, _embedding_vjp, nin=2,
+    "embedding",
+    _embedding,
+    _embedding_vjp,
+    nin=2,
     facts=Facts(
         ref=lambda torch, i, w: torch.nn.functional.embedding(i, w),
-        samples=(Sample(make=_embedding_sample),), grad_inputs=(1,),
+        samples=(Sample(make=_embedding_sample),),
+        grad_inputs=(1,),
         formula="scatter-add g rows at indices",
     ),
 )
@@ -227,7 +252,9 @@ def _setitem(xp: Any, x: Any, value: Any, key: Any = None) -> tuple[Any, tuple[A
     return xp.setitem(x, key, value), ()
 
 
-def _setitem_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None) -> tuple[Any, Any]:
+def _setitem_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None
+) -> tuple[Any, Any]:
     gx = xp.setitem(g, key, 0.0) if needs[0] else None
     gv = g[key] if needs[1] else None
     return gx, gv
@@ -243,14 +270,18 @@ def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
                 "...) in assignments; build the result with where() or concat() instead"
             )
         k = tuple(
-            x.backend.xp.asarray(e, device=x.device) if isinstance(e, np.ndarray) else e
-            for e in k
+            x.backend.xp.asarray(e, device=x.device) if isinstance(e, np.ndarray) else e for e in k
         )
     return {"key": k}
 
 
 setitem = defop(
-    "setitem", _setitem, _setitem_vjp, nin=2, scalars=True, prepare=_prepare_setitem,
+    "setitem",
+    _setitem,
+    _setitem_vjp,
+    nin=2,
+    scalars=True,
+    prepare=_prepare_setitem,
     facts=Facts(
         samples=(
             Sample(((4, 5), (2, 5)), {"key": (slice(1, 3),)}),
@@ -264,7 +295,7 @@ setitem = defop(
 def _bind() -> None:
     from ..tensor import Tensor
 
-    Tensor.__getitem__ = _tensor_getitem  # type: ignore[attr-defined]
+    setattr(Tensor, "__getitem__", _tensor_getitem)  # noqa: B010  (declared in tensor.py)
 
 
 _bind()
@@ -276,7 +307,9 @@ def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tup
     return xp.scatter_add(n, index, values), (index,)
 
 
-def _scatter_add_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], n: int = 0) -> tuple[Any, None]:
+def _scatter_add_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], n: int = 0
+) -> tuple[Any, None]:
     (index,) = saved
     return xp.take(g, index, axis=0), None
 
@@ -286,10 +319,16 @@ def _scatter_sample(rng: Any) -> tuple[Any, ...]:
 
 
 scatter_add = defop(
-    "scatter_add", _scatter_add, _scatter_add_vjp, nin=2,
+    "scatter_add",
+    _scatter_add,
+    _scatter_add_vjp,
+    nin=2,
     facts=Facts(
-        ref=lambda torch, v, i, n=0: torch.zeros((n, *v.shape[1:]), dtype=v.dtype).index_add(0, i, v),
-        samples=(Sample(make=_scatter_sample, params={"n": 4}),), grad_inputs=(0,),
+        ref=lambda torch, v, i, n=0: torch.zeros((n, *v.shape[1:]), dtype=v.dtype).index_add(
+            0, i, v
+        ),
+        samples=(Sample(make=_scatter_sample, params={"n": 4}),),
+        grad_inputs=(0,),
         formula="take(g, index)",
     ),
 )

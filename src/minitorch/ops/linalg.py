@@ -13,7 +13,9 @@ def _matmul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.matmul(x, y), (x, y)
 
 
-def _matmul_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+def _matmul_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+) -> tuple[Any, Any]:
     """gx = g @ y^T, gy = x^T @ g (batch axes are summed by the engine)."""
     x, y = saved
     if x.ndim == 1 and y.ndim == 1:
@@ -39,7 +41,12 @@ def _matmul_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
 
 
 matmul = defop(
-    "matmul", _matmul, _matmul_vjp, nin=2, method=True, dunders=["__matmul__"],
+    "matmul",
+    _matmul,
+    _matmul_vjp,
+    nin=2,
+    method=True,
+    dunders=["__matmul__"],
     rdunders=["__rmatmul__"],
     facts=Facts(
         ref=lambda torch, x, y: torch.matmul(x, y),

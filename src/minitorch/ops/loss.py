@@ -19,7 +19,9 @@ def _softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
     return out, (out,)
 
 
-def _softmax_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = -1) -> tuple[Any]:
+def _softmax_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = -1
+) -> tuple[Any]:
     """J^T g = s * (g - sum(g * s))."""
     (out,) = saved
     return (out * (g - xp.sum(g * out, axis=axis, keepdims=True)),)
@@ -28,9 +30,13 @@ def _softmax_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...
 SOFT = (Sample(((3, 5),)), Sample(((2, 3, 4),), {"axis": 1}), Sample(((4,),)))
 
 softmax = defop(
-    "softmax", _softmax, _softmax_vjp, method=True,
+    "softmax",
+    _softmax,
+    _softmax_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=-1: torch.softmax(x, dim=axis), samples=SOFT,
+        ref=lambda torch, x, axis=-1: torch.softmax(x, dim=axis),
+        samples=SOFT,
         formula="s*(g - sum(g*s))",
     ),
 )
@@ -43,16 +49,22 @@ def _log_softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]
     return out, (out,)
 
 
-def _log_softmax_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = -1) -> tuple[Any]:
+def _log_softmax_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = -1
+) -> tuple[Any]:
     """J^T g = g - softmax * sum(g)."""
     (out,) = saved
     return (g - xp.exp(out) * xp.sum(g, axis=axis, keepdims=True),)
 
 
 log_softmax = defop(
-    "log_softmax", _log_softmax, _log_softmax_vjp, method=True,
+    "log_softmax",
+    _log_softmax,
+    _log_softmax_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=-1: torch.log_softmax(x, dim=axis), samples=SOFT,
+        ref=lambda torch, x, axis=-1: torch.log_softmax(x, dim=axis),
+        samples=SOFT,
         formula="g - exp(out)*sum(g)",
     ),
 )
@@ -61,7 +73,9 @@ log_softmax = defop(
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _cross_entropy(xp: Any, logits: Any, targets: Any, reduction: str = "mean") -> tuple[Any, tuple[Any, ...]]:
+def _cross_entropy(
+    xp: Any, logits: Any, targets: Any, reduction: str = "mean"
+) -> tuple[Any, tuple[Any, ...]]:
     """Softmax cross-entropy of ``logits`` (N, C) against integer class ``targets`` (N,),
     as ``torch.nn.functional.cross_entropy``; one fused, stable backward."""
     if reduction not in _REDUCTIONS:
@@ -76,7 +90,9 @@ def _cross_entropy(xp: Any, logits: Any, targets: Any, reduction: str = "mean") 
     n, c = logits.shape
     if n and (bool(xp.any(targets < 0)) or bool(xp.any(targets >= c))):
         raise OpError(f"cross_entropy: targets must lie in [0, {c}) for {c} classes")
-    onehot = xp.expand_dims(targets, axis=1) == xp.arange(c, dtype=targets.dtype, device=targets.device)
+    onehot = xp.expand_dims(targets, axis=1) == xp.arange(
+        c, dtype=targets.dtype, device=targets.device
+    )
     lse = logsumexp_of(xp, logits, (1,), False)
     picked = xp.sum(xp.where(onehot, logits, 0.0), axis=1)
     losses = lse - picked
@@ -89,7 +105,9 @@ def _cross_entropy(xp: Any, logits: Any, targets: Any, reduction: str = "mean") 
     return out, (logits, onehot)
 
 
-def _cross_entropy_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], reduction: str = "mean") -> tuple[Any, None]:
+def _cross_entropy_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], reduction: str = "mean"
+) -> tuple[Any, None]:
     """d loss_i / d logits_i = softmax(logits_i) - onehot_i (scaled by g, and 1/N for mean)."""
     logits, onehot = saved
     n = logits.shape[0]
@@ -106,15 +124,21 @@ def _ce_sample(rng: Any) -> tuple[Any, ...]:
 
 
 cross_entropy = defop(
-    "cross_entropy", _cross_entropy, _cross_entropy_vjp, nin=2,
+    "cross_entropy",
+    _cross_entropy,
+    _cross_entropy_vjp,
+    nin=2,
     facts=Facts(
-        ref=lambda torch, x, t, reduction="mean": torch.nn.functional.cross_entropy(x, t, reduction=reduction),
+        ref=lambda torch, x, t, reduction="mean": torch.nn.functional.cross_entropy(
+            x, t, reduction=reduction
+        ),
         samples=(
             Sample(make=_ce_sample),
             Sample(make=_ce_sample, params={"reduction": "sum"}),
             Sample(make=_ce_sample, params={"reduction": "none"}),
         ),
-        grad_inputs=(0,), formula="(softmax(x) - onehot(t)) * g / N",
+        grad_inputs=(0,),
+        formula="(softmax(x) - onehot(t)) * g / N",
     ),
 )
 
@@ -124,7 +148,9 @@ def _mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     if reduction not in _REDUCTIONS:
         raise OpError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     if input.shape != target.shape:
-        raise OpError(f"mse_loss: input {input.shape} and target {target.shape} must have the same shape")
+        raise OpError(
+            f"mse_loss: input {input.shape} and target {target.shape} must have the same shape"
+        )
     d = input - target
     sq = d * d
     if reduction == "mean":
@@ -135,10 +161,17 @@ def _mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
 
 
 mse_loss = defop(
-    "mse_loss", compose=_mse_loss,
+    "mse_loss",
+    compose=_mse_loss,
     facts=Facts(
-        ref=lambda torch, x, y, reduction="mean": torch.nn.functional.mse_loss(x, y, reduction=reduction),
-        samples=(Sample(((3, 4), (3, 4))), Sample(((5,), (5,)), {"reduction": "sum"}), Sample(((2, 3), (2, 3)), {"reduction": "none"})),
+        ref=lambda torch, x, y, reduction="mean": torch.nn.functional.mse_loss(
+            x, y, reduction=reduction
+        ),
+        samples=(
+            Sample(((3, 4), (3, 4))),
+            Sample(((5,), (5,)), {"reduction": "sum"}),
+            Sample(((2, 3), (2, 3)), {"reduction": "none"}),
+        ),
         formula="composed: mean((x-y)^2)",
     ),
 )

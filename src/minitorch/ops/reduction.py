@@ -35,7 +35,9 @@ def normalize_axes(axis: Axis, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def expand_reduced(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+def expand_reduced(
+    xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
+) -> Any:
     """Put back the reduced axes of ``g`` as size-1 axes (if ``keepdims`` was False)."""
     if keepdims or not axes:
         return g
@@ -48,52 +50,93 @@ def _sum(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[An
     return xp.sum(x, axis=axes, keepdims=keepdims), (tuple(x.shape), axes)
 
 
-def _sum_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Axis = None, keepdims: bool = False) -> tuple[Any]:
+def _sum_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    axis: Axis = None,
+    keepdims: bool = False,
+) -> tuple[Any]:
     shape, axes = saved
     return (xp.broadcast_to(expand_reduced(xp, g, shape, axes, keepdims), shape),)
 
 
 sum = defop(
-    "sum", _sum, _sum_vjp, method=True,
+    "sum",
+    _sum,
+    _sum_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=None, keepdims=False: torch.sum(x, dim=axis, keepdim=keepdims)
-        if axis is not None else (torch.sum(x).reshape([1] * x.ndim) if keepdims else torch.sum(x)),
-        samples=REDUCE, kind="reduction", formula="broadcast g back",
+        ref=lambda torch, x, axis=None, keepdims=False: (
+            torch.sum(x, dim=axis, keepdim=keepdims)
+            if axis is not None
+            else (torch.sum(x).reshape([1] * x.ndim) if keepdims else torch.sum(x))
+        ),
+        samples=REDUCE,
+        kind="reduction",
+        formula="broadcast g back",
     ),
 )
 
 
-def _mean(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
+def _mean(
+    xp: Any, x: Any, axis: Axis = None, keepdims: bool = False
+) -> tuple[Any, tuple[Any, ...]]:
     """Mean over ``axis`` (all axes by default)."""
     axes = normalize_axes(axis, x.ndim, "mean")
     return xp.mean(x, axis=axes, keepdims=keepdims), (tuple(x.shape), axes)
 
 
-def _mean_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Axis = None, keepdims: bool = False) -> tuple[Any]:
+def _mean_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    axis: Axis = None,
+    keepdims: bool = False,
+) -> tuple[Any]:
     shape, axes = saved
     n = math.prod(shape[a] for a in axes)
     return (xp.broadcast_to(expand_reduced(xp, g, shape, axes, keepdims) / n, shape),)
 
 
 mean = defop(
-    "mean", _mean, _mean_vjp, method=True,
+    "mean",
+    _mean,
+    _mean_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=None, keepdims=False: torch.mean(x, dim=axis, keepdim=keepdims)
-        if axis is not None else (torch.mean(x).reshape([1] * x.ndim) if keepdims else torch.mean(x)),
-        samples=REDUCE[:-1] + (Sample(((),)),), kind="reduction", formula="broadcast g/n back",
+        ref=lambda torch, x, axis=None, keepdims=False: (
+            torch.mean(x, dim=axis, keepdim=keepdims)
+            if axis is not None
+            else (torch.mean(x).reshape([1] * x.ndim) if keepdims else torch.mean(x))
+        ),
+        samples=(*REDUCE[:-1], Sample(((),))),
+        kind="reduction",
+        formula="broadcast g/n back",
     ),
 )
 
 
 def _extremum(name: str, fn_name: str) -> Any:
-    def fwd(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
+    def fwd(
+        xp: Any, x: Any, axis: Axis = None, keepdims: bool = False
+    ) -> tuple[Any, tuple[Any, ...]]:
         axes = normalize_axes(axis, x.ndim, name)
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise OpError(f"{name}: cannot reduce over a zero-size axis (shape {tuple(x.shape)})")
         out = getattr(xp, fn_name)(x, axis=axes, keepdims=keepdims)
         return out, (x, out, axes)
 
-    def vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Axis = None, keepdims: bool = False) -> tuple[Any]:
+    def vjp(
+        xp: Any,
+        g: Any,
+        saved: tuple[Any, ...],
+        needs: tuple[bool, ...],
+        axis: Axis = None,
+        keepdims: bool = False,
+    ) -> tuple[Any]:
         # the gradient is split evenly between tied extrema (as torch.amax / amin)
         x, out, axes = saved
         shape = tuple(x.shape)
@@ -119,29 +162,49 @@ def _torch_extremum(fn: str) -> Any:
 
 
 max = defop(
-    "max", *_extremum("max", "max"), method=True,
+    "max",
+    *_extremum("max", "max"),
+    method=True,
     facts=Facts(
-        ref=_torch_extremum("amax"), samples=REDUCE, kind="reduction",
-        formula="g*[x==max]/count", second_order="zero",
+        ref=_torch_extremum("amax"),
+        samples=REDUCE,
+        kind="reduction",
+        formula="g*[x==max]/count",
+        second_order="zero",
     ),
 )
 min = defop(
-    "min", *_extremum("min", "min"), method=True,
+    "min",
+    *_extremum("min", "min"),
+    method=True,
     facts=Facts(
-        ref=_torch_extremum("amin"), samples=REDUCE, kind="reduction",
-        formula="g*[x==min]/count", second_order="zero",
+        ref=_torch_extremum("amin"),
+        samples=REDUCE,
+        kind="reduction",
+        formula="g*[x==min]/count",
+        second_order="zero",
     ),
 )
 
 
-def _var(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False, correction: float = 0.0) -> tuple[Any, tuple[Any, ...]]:
+def _var(
+    xp: Any, x: Any, axis: Axis = None, keepdims: bool = False, correction: float = 0.0
+) -> tuple[Any, tuple[Any, ...]]:
     """Variance over ``axis`` with ``correction`` (0: population, 1: sample), as the
     Array API ``var``."""
     axes = normalize_axes(axis, x.ndim, "var")
     return xp.var(x, axis=axes, keepdims=keepdims, correction=correction), (x, axes)
 
 
-def _var_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Axis = None, keepdims: bool = False, correction: float = 0.0) -> tuple[Any]:
+def _var_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    axis: Axis = None,
+    keepdims: bool = False,
+    correction: float = 0.0,
+) -> tuple[Any]:
     """d var / dx = 2 (x - mean) / (n - correction)."""
     x, axes = saved
     shape = tuple(x.shape)
@@ -151,14 +214,20 @@ def _var_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], a
 
 
 var = defop(
-    "var", _var, _var_vjp, method=True,
+    "var",
+    _var,
+    _var_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, axis=None, keepdims=False, correction=0.0: torch.var(
-            x, dim=tuple(range(x.ndim)) if axis is None else axis, keepdim=keepdims,
+            x,
+            dim=tuple(range(x.ndim)) if axis is None else axis,
+            keepdim=keepdims,
             correction=correction,
         ),
         samples=(*REDUCE[:4], Sample(((4, 5),), {"axis": 0, "correction": 1.0})),
-        kind="reduction", formula="g*2(x-mean)/(n-correction)",
+        kind="reduction",
+        formula="g*2(x-mean)/(n-correction)",
     ),
 )
 
@@ -175,33 +244,52 @@ def logsumexp_of(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return out
 
 
-def _logsumexp(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
+def _logsumexp(
+    xp: Any, x: Any, axis: Axis = None, keepdims: bool = False
+) -> tuple[Any, tuple[Any, ...]]:
     """``log(sum(exp(x), axis))``, numerically stable for large magnitudes."""
     axes = normalize_axes(axis, x.ndim, "logsumexp")
     out = logsumexp_of(xp, x, axes, keepdims)
     return out, (x, out, axes)
 
 
-def _logsumexp_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Axis = None, keepdims: bool = False) -> tuple[Any]:
+def _logsumexp_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    axis: Axis = None,
+    keepdims: bool = False,
+) -> tuple[Any]:
     """d/dx logsumexp = softmax(x) = exp(x - out)."""
     x, out, axes = saved
     shape = tuple(x.shape)
-    return (expand_reduced(xp, g, shape, axes, keepdims) * xp.exp(x - expand_reduced(xp, out, shape, axes, keepdims)),)
+    return (
+        expand_reduced(xp, g, shape, axes, keepdims)
+        * xp.exp(x - expand_reduced(xp, out, shape, axes, keepdims)),
+    )
 
 
 logsumexp = defop(
-    "logsumexp", _logsumexp, _logsumexp_vjp, method=True,
+    "logsumexp",
+    _logsumexp,
+    _logsumexp_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
             x, dim=tuple(range(x.ndim)) if axis is None else axis, keepdim=keepdims
         ),
-        samples=REDUCE[:4], kind="reduction", formula="g*exp(x - out)",
+        samples=REDUCE[:4],
+        kind="reduction",
+        formula="g*exp(x - out)",
     ),
 )
 
 
 # ------------------------------------------------------------------ no gradient
-def _argmax(xp: Any, x: Any, axis: int | None = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
+def _argmax(
+    xp: Any, x: Any, axis: int | None = None, keepdims: bool = False
+) -> tuple[Any, tuple[Any, ...]]:
     """Index of the maximum (over the flattened tensor if ``axis`` is None)."""
     return xp.argmax(x, axis=axis, keepdims=keepdims), ()
 
@@ -209,7 +297,9 @@ def _argmax(xp: Any, x: Any, axis: int | None = None, keepdims: bool = False) ->
 argmax = defop("argmax", _argmax, None, method=True)
 
 
-def _argmin(xp: Any, x: Any, axis: int | None = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
+def _argmin(
+    xp: Any, x: Any, axis: int | None = None, keepdims: bool = False
+) -> tuple[Any, tuple[Any, ...]]:
     """Index of the minimum (over the flattened tensor if ``axis`` is None)."""
     return xp.argmin(x, axis=axis, keepdims=keepdims), ()
 

@@ -17,14 +17,18 @@ def _reshape(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...
     shape = tuple(int(s) for s in shape)
     known = math.prod(s for s in shape if s != -1)
     total = math.prod(x.shape)
-    if shape.count(-1) > 1 or (-1 not in shape and known != total) or (
-        -1 in shape and (known == 0 or total % known)
+    if (
+        shape.count(-1) > 1
+        or (-1 not in shape and known != total)
+        or (-1 in shape and (known == 0 or total % known))
     ):
         raise OpError(f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} into {shape}")
     return xp.reshape(x, shape), (tuple(x.shape),)
 
 
-def _reshape_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], **params: Any) -> tuple[Any]:
+def _reshape_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], **params: Any
+) -> tuple[Any]:
     (src,) = saved
     return (xp.reshape(g, src),)
 
@@ -39,10 +43,17 @@ def _reshape_method(self: Any, *shape: Any) -> Any:
 _reshape_method.__name__ = "reshape"
 
 reshape = defop(
-    "reshape", _reshape, _reshape_vjp, method=_reshape_method,
+    "reshape",
+    _reshape,
+    _reshape_vjp,
+    method=_reshape_method,
     facts=Facts(
         ref=lambda torch, x, shape: torch.reshape(x, shape),
-        samples=(Sample(((3, 4),), {"shape": (2, 6)}), Sample(((2, 3, 2),), {"shape": (-1,)}), Sample(((),), {"shape": (1, 1)})),
+        samples=(
+            Sample(((3, 4),), {"shape": (2, 6)}),
+            Sample(((2, 3, 2),), {"shape": (-1,)}),
+            Sample(((),), {"shape": (1, 1)}),
+        ),
         formula="reshape(g, x.shape)",
     ),
 )
@@ -56,11 +67,15 @@ def _permute_dims(xp: Any, x: Any, axes: Sequence[int]) -> tuple[Any, tuple[Any,
     """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
     axes = tuple(int(a) % x.ndim if x.ndim else 0 for a in axes)
     if sorted(axes) != list(range(x.ndim)):
-        raise OpError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes of {tuple(x.shape)}")
+        raise OpError(
+            f"permute_dims: {axes} is not a permutation of the {x.ndim} axes of {tuple(x.shape)}"
+        )
     return xp.permute_dims(x, axes), (axes,)
 
 
-def _permute_dims_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axes: Any = None) -> tuple[Any]:
+def _permute_dims_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axes: Any = None
+) -> tuple[Any]:
     (perm,) = saved
     inverse = [0] * len(perm)
     for i, a in enumerate(perm):
@@ -78,7 +93,10 @@ def _permute_method(self: Any, *dims: Any) -> Any:
 _permute_method.__name__ = "permute"
 
 permute_dims = defop(
-    "permute_dims", _permute_dims, _permute_dims_vjp, method=True,
+    "permute_dims",
+    _permute_dims,
+    _permute_dims_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, axes: torch.permute(x, axes),
         samples=(Sample(((2, 3, 4),), {"axes": (2, 0, 1)}), Sample(((3, 4),), {"axes": (1, 0)})),
@@ -113,12 +131,17 @@ def _broadcast_to(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any
     return xp.broadcast_to(x, tuple(shape)), ()
 
 
-def _identity_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], **params: Any) -> tuple[Any]:
+def _identity_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], **params: Any
+) -> tuple[Any]:
     return (g,)
 
 
 broadcast_to = defop(
-    "broadcast_to", _broadcast_to, _identity_vjp, method=True,
+    "broadcast_to",
+    _broadcast_to,
+    _identity_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, shape: torch.broadcast_to(x, shape),
         samples=(Sample(((3, 1),), {"shape": (2, 3, 4)}), Sample(((),), {"shape": (3,)})),
@@ -133,7 +156,10 @@ def _expand_dims(xp: Any, x: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
 
 
 expand_dims = defop(
-    "expand_dims", _expand_dims, _reshape_vjp, method=True,
+    "expand_dims",
+    _expand_dims,
+    _reshape_vjp,
+    method=True,
     facts=Facts(
         ref=lambda torch, x, axis=0: torch.unsqueeze(x, axis),
         samples=(Sample(((3, 4),), {"axis": 1}), Sample(((3, 4),), {"axis": -1})),
@@ -142,7 +168,9 @@ expand_dims = defop(
 )
 
 
-def _squeeze(xp: Any, x: Any, axis: int | tuple[int, ...] | None = None) -> tuple[Any, tuple[Any, ...]]:
+def _squeeze(
+    xp: Any, x: Any, axis: int | tuple[int, ...] | None = None
+) -> tuple[Any, tuple[Any, ...]]:
     """Remove size-1 axes (all of them, or those in ``axis``)."""
     if axis is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
@@ -155,30 +183,47 @@ def _squeeze(xp: Any, x: Any, axis: int | tuple[int, ...] | None = None) -> tupl
 
 
 squeeze = defop(
-    "squeeze", _squeeze, _reshape_vjp, method=True,
+    "squeeze",
+    _squeeze,
+    _reshape_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=None: torch.squeeze(x) if axis is None else torch.squeeze(x, axis),
+        ref=lambda torch, x, axis=None: (
+            torch.squeeze(x) if axis is None else torch.squeeze(x, axis)
+        ),
         samples=(Sample(((3, 1, 4, 1),)), Sample(((3, 1, 4),), {"axis": 1})),
         formula="reshape(g, x.shape)",
     ),
 )
 
 
-def _flip(xp: Any, x: Any, axis: int | tuple[int, ...] | None = None) -> tuple[Any, tuple[Any, ...]]:
+def _flip(
+    xp: Any, x: Any, axis: int | tuple[int, ...] | None = None
+) -> tuple[Any, tuple[Any, ...]]:
     """Reverse the order of elements along ``axis`` (all axes by default)."""
     axes = normalize_axes(axis, x.ndim, "flip")
     return xp.flip(x, axis=axes), (axes,)
 
 
-def _flip_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Any = None) -> tuple[Any]:
+def _flip_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: Any = None
+) -> tuple[Any]:
     (axes,) = saved
     return (xp.flip(g, axis=axes),)
 
 
 flip = defop(
-    "flip", _flip, _flip_vjp, method=True,
+    "flip",
+    _flip,
+    _flip_vjp,
+    method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=None: torch.flip(x, tuple(range(x.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))),
+        ref=lambda torch, x, axis=None: torch.flip(
+            x,
+            tuple(range(x.ndim))
+            if axis is None
+            else (axis if isinstance(axis, tuple) else (axis,)),
+        ),
         samples=(Sample(((3, 4),), {"axis": 1}), Sample(((2, 3),))),
         formula="flip(g)",
     ),
@@ -190,7 +235,9 @@ def _concat(xp: Any, *xs: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
     return xp.concat(list(xs), axis=axis), (tuple(x.shape[axis] for x in xs),)
 
 
-def _concat_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0) -> tuple[Any, ...]:
+def _concat_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
+) -> tuple[Any, ...]:
     (sizes,) = saved
     ax = axis % g.ndim
     out = []
@@ -203,10 +250,16 @@ def _concat_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
 
 
 concat = defop(
-    "concat", _concat, _concat_vjp, nin=-1,
+    "concat",
+    _concat,
+    _concat_vjp,
+    nin=-1,
     facts=Facts(
         ref=lambda torch, *xs, axis=0: torch.cat(xs, dim=axis),
-        samples=(Sample(((2, 3), (4, 3)), {"axis": 0}), Sample(((2, 3), (2, 1), (2, 2)), {"axis": -1})),
+        samples=(
+            Sample(((2, 3), (4, 3)), {"axis": 0}),
+            Sample(((2, 3), (2, 1), (2, 2)), {"axis": -1}),
+        ),
         formula="slices of g",
     ),
 )
@@ -218,16 +271,26 @@ def _stack(xp: Any, *xs: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
     return xp.stack(list(xs), axis=axis), ()
 
 
-def _stack_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0) -> tuple[Any, ...]:
+def _stack_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
+) -> tuple[Any, ...]:
     ax = axis % g.ndim
-    return tuple(g[(*(slice(None),) * ax, i, ...)] if need else None for i, need in enumerate(needs))
+    return tuple(
+        g[(*(slice(None),) * ax, i, ...)] if need else None for i, need in enumerate(needs)
+    )
 
 
 stack = defop(
-    "stack", _stack, _stack_vjp, nin=-1,
+    "stack",
+    _stack,
+    _stack_vjp,
+    nin=-1,
     facts=Facts(
         ref=lambda torch, *xs, axis=0: torch.stack(xs, dim=axis),
-        samples=(Sample(((2, 3), (2, 3)), {"axis": 0}), Sample(((2, 3), (2, 3), (2, 3)), {"axis": -1})),
+        samples=(
+            Sample(((2, 3), (2, 3)), {"axis": 0}),
+            Sample(((2, 3), (2, 3), (2, 3)), {"axis": -1}),
+        ),
         formula="g[..., i, ...]",
     ),
 )
@@ -239,27 +302,38 @@ def _move(xp: Any, x: Any, backend: Any = None, source: Any = None) -> tuple[Any
 
 
 def _move_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], backend: Any = None,
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    backend: Any = None,
     source: Any = None,
 ) -> tuple[Any]:
     (device,) = saved
-    if not hasattr(g, "__dlpack__") and hasattr(g, "_backend"):
-        raise NotImplementedError("higher-order gradients through a move between backends")
+    if hasattr(g, "_backend"):  # create_graph: g is a Tensor, and moving it back is an op
+        if str(source.device) != str(device):
+            from ..backend import resolve
+
+            source = resolve(source.name, source.dtype, device)
+        return (move(g, backend=source, source=backend),)
     return (source.from_numpy(backend.to_numpy(g), None, device),)
 
 
 move = defop(
-    "move", _move, _move_vjp, moves=True,
-    facts=Facts(formula="move g back", second_order="not supported across backends"),
+    "move",
+    _move,
+    _move_vjp,
+    moves=True,
+    facts=Facts(formula="move g back"),
 )
 
 
 def _bind_methods() -> None:
     from ..tensor import Tensor
 
-    Tensor.permute = _permute_method  # type: ignore[attr-defined]
-    Tensor.view = _view_method  # type: ignore[attr-defined]
-    Tensor.transpose = transpose  # type: ignore[attr-defined]
+    setattr(Tensor, "permute", _permute_method)  # noqa: B010  (declared in tensor.py)
+    setattr(Tensor, "view", _view_method)  # noqa: B010
+    setattr(Tensor, "transpose", transpose)  # noqa: B010
 
 
 _bind_methods()
