@@ -69,7 +69,7 @@ def test_to_dot_shows_data_grad_and_ops() -> None:
     assert ops == ["*", "+", "relu", "+"]
     # 6 values; edges: 2 into '*', 1 into each unary '+'/relu, 2 into the last '+',
     # plus one edge from each op to its result.
-    assert text.count("shape=\"record\"") == 6
+    assert text.count('shape="record"') == 6
     assert text.count(" -> ") == 2 + 1 + 1 + 2 + 4
     assert to_dot(z) == text  # deterministic
 

@@ -13,10 +13,11 @@ Examples
 from minigrad import nn, viz
 from minigrad.nn import MLP, Layer, Module, Neuron, sgd_step, squared_error
 from minigrad.scalar import Value, topological_order, zero_grad
-from minigrad.viz import escape_label, render, render_dot, to_dot
+from minigrad.viz import DotGraph, escape_label, render, render_dot, to_dot
 
 __all__ = [
     "MLP",
+    "DotGraph",
     "Layer",
     "Module",
     "Neuron",

@@ -13,7 +13,7 @@ from typing import Literal, TypeAlias
 
 from minigrad.scalar import Operand, Value
 
-__all__ = ["MLP", "Activation", "Layer", "Module", "Neuron", "squared_error", "sgd_step"]
+__all__ = ["MLP", "Activation", "Layer", "Module", "Neuron", "sgd_step", "squared_error"]
 
 Activation: TypeAlias = Literal["relu", "tanh", "sigmoid", "linear"]
 _ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
@@ -173,10 +173,12 @@ class MLP(Module):
         ]
 
     def __call__(self, x: Sequence[Operand]) -> list[Value]:
-        out: Sequence[Operand] = x
+        inputs: Sequence[Operand] = x
+        out: list[Value] = []
         for layer in self.layers:
-            out = layer(out)
-        return list(out)  # type: ignore[arg-type]
+            out = layer(inputs)
+            inputs = out
+        return out
 
     def parameters(self) -> list[Value]:
         return [p for layer in self.layers for p in layer.parameters()]

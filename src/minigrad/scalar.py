@@ -3,7 +3,7 @@
 Every operation builds a :class:`Value` that remembers its parents and the *local*
 derivative of its result with respect to each parent, computed during the forward pass
 (``d out / d parent``). :meth:`Value.backward` then needs no closures: it walks the graph
-in reverse topological order and applies the chain rule
+in reverse topological order (reverse creation order) and applies the chain rule
 ``parent.grad += local * out.grad``.
 
 Gradient semantics follow PyTorch: leaf gradients *accumulate* across calls to
@@ -16,9 +16,11 @@ No NumPy: the engine uses only :mod:`math`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from numbers import Real
+from operator import attrgetter
 from typing import TypeAlias
 
 __all__ = ["Operand", "Value", "topological_order", "zero_grad"]
@@ -27,6 +29,8 @@ Operand: TypeAlias = "Value | float"
 """What an arithmetic operator accepts: a :class:`Value` or a plain real number."""
 
 _new = object.__new__
+_next_seq = itertools.count().__next__
+_by_seq = attrgetter("_seq")
 
 
 def _node(data: float, parents: tuple[Value, ...], local: tuple[float, ...], op: str) -> Value:
@@ -38,15 +42,16 @@ def _node(data: float, parents: tuple[Value, ...], local: tuple[float, ...], op:
     out._local = local
     out._op = op
     out.label = ""
+    out._seq = _next_seq()
     return out
 
 
 def _constant(x: object) -> float | None:
     """Return ``x`` as a float if it is a real number, else ``None`` (e.g. for a str)."""
     if type(x) is float:
-        return x  # type: ignore[return-value]
+        return x
     if type(x) is int or isinstance(x, Real):  # bool, Fraction, NumPy scalars...
-        return float(x)  # type: ignore[arg-type]
+        return float(x)
     return None
 
 
@@ -79,7 +84,7 @@ class Value:
     (10.0, 7.0)
     """
 
-    __slots__ = ("_local", "_op", "_parents", "data", "grad", "label")
+    __slots__ = ("_local", "_op", "_parents", "_seq", "data", "grad", "label")
 
     data: float
     grad: float
@@ -87,6 +92,7 @@ class Value:
     _parents: tuple[Value, ...]
     _local: tuple[float, ...]
     _op: str
+    _seq: int
 
     def __init__(self, data: float, label: str = "") -> None:
         if type(data) is not float:
@@ -104,6 +110,7 @@ class Value:
         self._local = ()
         self._op = ""
         self.label = label
+        self._seq = _next_seq()
 
     # ------------------------------------------------------------------ introspection
     @property
@@ -256,7 +263,7 @@ class Value:
             local = math.inf  # d/dx x**p is unbounded at 0 for 0 < p < 1 (as in PyTorch)
         else:
             local = p * x ** (p - 1.0)
-        return _node(x**p, (self,), (local,), f"**{exponent!r}")
+        return _node(x**p, (self,), (local,), f"**{p:g}")
 
     def __rpow__(self, base: float) -> Value:
         # d(c**x)/dx = c**x * log(c) = out * log(c)
@@ -269,7 +276,7 @@ class Value:
                 "d/dx c**x = c**x * log(c) to exist"
             )
         out = c**self.data
-        return _node(out, (self,), (out * math.log(c),), "pow")
+        return _node(out, (self,), (out * math.log(c),), f"{c:g}**")
 
     def __neg__(self) -> Value:
         return _node(-self.data, (self,), (-1.0,), "neg")
@@ -414,25 +421,40 @@ class Value:
         6.0
         """
         order = topological_order(self)
-        for v in order:
+        for v in order:  # interior grads belong to one pass; leaf grads accumulate
             if v._parents:
                 v.grad = 0.0
         if self._parents:
             self.grad = 1.0
         else:
             self.grad += 1.0
+        # Chain rule, consumers before producers. Unrolled for the usual one- and two-operand
+        # nodes: about a third faster than the generic zip loop, which n-ary sums still use.
         for v in reversed(order):
+            parents = v._parents
+            if not parents:
+                continue
             g = v.grad
-            for p, d in zip(v._parents, v._local, strict=True):
-                p.grad += d * g
+            if len(parents) == 1:
+                parents[0].grad += v._local[0] * g
+            elif len(parents) == 2:
+                a, b = parents
+                da, db = v._local
+                a.grad += da * g
+                b.grad += db * g
+            else:
+                for p, d in zip(parents, v._local, strict=True):
+                    p.grad += d * g
 
 
 def topological_order(root: Value) -> list[Value]:
     """Return every node ``root`` depends on, each after all of its parents.
 
-    The depth-first search is iterative (a 100,000-deep chain is fine) and visits parents in
-    the order the operation received them, so the order is deterministic; sets are used
-    only for membership.
+    Nodes come out in creation order. Each node takes a sequence number when it is created
+    (as PyTorch's autograd nodes do), and an operation's result is always created after its
+    operands, so sorting the reachable nodes by that number is a topological order. The
+    search for reachable nodes is iterative, so a 100,000-deep chain is fine, and the order
+    depends neither on set iteration nor on memory addresses.
 
     Examples
     --------
@@ -442,26 +464,14 @@ def topological_order(root: Value) -> list[Value]:
     >>> [v.label for v in topological_order(c + a)]
     ['a', 'b', 'c', '']
     """
-    order: list[Value] = []
-    seen: set[Value] = set()
-    # Each stack entry is (node, expanded): a node is emitted when popped the second time,
-    # after everything pushed above it (its parents) has been emitted.
-    stack: list[tuple[Value, bool]] = [(root, False)]
-    push = stack.append
-    pop = stack.pop
+    seen = {root}
+    stack = [root]
     while stack:
-        v, expanded = pop()
-        if expanded:
-            order.append(v)
-            continue
-        if v in seen:
-            continue
-        seen.add(v)
-        push((v, True))
-        for p in reversed(v._parents):
+        for p in stack.pop()._parents:
             if p not in seen:
-                push((p, False))
-    return order
+                seen.add(p)
+                stack.append(p)
+    return sorted(seen, key=_by_seq)
 
 
 def zero_grad(values: Iterable[Value]) -> None:

@@ -63,7 +63,7 @@ def fit(
 
     Examples
     --------
-    >>> model, losses = fit(epochs=60, seed=0)
+    >>> model, losses = fit(epochs=20, seed=0)
     >>> losses[-1] < losses[0]
     True
     """
