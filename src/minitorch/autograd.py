@@ -29,6 +29,7 @@ Array = Any
 _Tensor: Any = None  # minitorch.tensor.Tensor, bound when that module is imported
 # one tuple object per distinct output shape, shared by every node: less memory per node
 _SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
+_NEEDS1 = (True,)
 
 
 class Node:
@@ -325,7 +326,7 @@ def run_backward(
     while ready:
         node = ready.pop()
         g = grads.pop(node, None)
-        if g is not None and node in capture:
+        if capture and g is not None and node in capture:
             results[capture[node]] = g
         if g is not None and node.retain is not None:
             rt = node.retain()
@@ -349,7 +350,10 @@ def run_backward(
                         raise _version_error(node, t, expected, idx)
             if node.out_modified is not None:
                 raise _output_version_error(node)
-            needs = tuple([e is not None for e in edges])
+            if len(edges) == 1:
+                needs = _NEEDS1  # (True,): a one-input node is only recorded if it needs grad
+            else:
+                needs = tuple([e is not None for e in edges])
             if create_graph:
                 saved = _saved_as_tensors(node)
                 prev_be = tensor_xp._ctx.backend
