@@ -68,6 +68,21 @@ for _name in MANIFESTS:
         _tests(session, _name)
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The Tensor Ops Lab in headless Chromium (the system's, driven by Playwright)."""
+    if not CHROMIUM.is_file():
+        session.skip(f"browser: skipped, no system Chromium at {CHROMIUM} (apt-get install chromium)")
+    session.install(".[lab,test]", "playwright")
+    shot = Path(session.create_tmp()).resolve() / "lab-screenshot.png"
+    env = {"MINITORCH_CHROMIUM": str(CHROMIUM), "MINITORCH_LAB_SCREENSHOT": str(shot)}
+    session.run("pytest", "-m", "browser", "tests/test_lab_browser.py", *session.posargs, env=env)
+    session.log(f"screenshot: {shot}")
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""
