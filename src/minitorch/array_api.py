@@ -266,23 +266,58 @@ def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = No
     return Tensor._make(out, x._backend, None) if isinstance(x, Tensor) else out
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Tensor:
+def eye(
+    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None
+) -> Tensor:
     be = _backend()
-    return _const(be.xp.eye(n_rows, n_cols, k=k, dtype=dtype or be.dtype, device=device or be.device))
+    return _const(
+        be.xp.eye(n_rows, n_cols, k=k, dtype=dtype or be.dtype, device=device or be.device)
+    )
 
 
-def linspace(start: float, stop: float, /, num: int, *, dtype: Any = None, device: Any = None, endpoint: bool = True) -> Tensor:
+def linspace(
+    start: float,
+    stop: float,
+    /,
+    num: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    endpoint: bool = True,
+) -> Tensor:
     be = _backend()
-    arr = be.xp.linspace(start, stop, num, dtype=dtype or be.dtype, device=device or be.device, endpoint=endpoint)
+    arr = be.xp.linspace(
+        start, stop, num, dtype=dtype or be.dtype, device=device or be.device, endpoint=endpoint
+    )
     return _const(arr)
 
 
 # dtypes, constants and dtype helpers come from the backend in use
 _PASSTHROUGH = frozenset(
     (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float32", "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",
-        "finfo", "iinfo", "result_type", "can_cast", "broadcast_shapes",
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "e",
+        "pi",
+        "inf",
+        "nan",
+        "newaxis",
+        "finfo",
+        "iinfo",
+        "result_type",
+        "can_cast",
+        "broadcast_shapes",
     )
 )
 

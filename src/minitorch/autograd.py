@@ -70,7 +70,7 @@ class Node:
         self.backend = backend
         self.tags: tuple[int | None, ...] | None = None
         self.checks: tuple[tuple[Any, int, int], ...] = ()
-        self.out_modified: tuple[str, int] | None = None
+        self.out_modified: tuple[str, int, Any] | None = None
         self.retain: Any = None
 
     @property
@@ -229,7 +229,10 @@ def _version_error(node: Node, tensor: Tensor, expected: int, index: int) -> Run
 
 def _output_version_error(node: Node) -> RuntimeError:
     assert node.out_modified is not None
-    desc, version = node.out_modified
+    desc, version, ref = node.out_modified
+    t = ref()
+    if t is not None:  # the tensor may have been modified again since
+        version = t._version
     return RuntimeError(
         f"one of the tensors needed for gradient computation has been modified by an "
         f"in-place operation: the {desc}, which is the output of {node.op.name}, is at "
@@ -320,7 +323,7 @@ def run_backward(
                     deps[e] = 1
                     stack.append(e)
     # with inputs: only what leads to an input is differentiated (as PyTorch)
-    useful = _reaching(starts, capture) if inputs is not None else None
+    useful = _reaching(starts, deps, capture) if inputs is not None else None
     # 2. visit nodes once all their consumers are done
     ready = [n for n in reversed(starts) if deps[n] == 0]
     while ready:
@@ -404,25 +407,26 @@ def run_backward(
     return results
 
 
-def _reaching(starts: Sequence[Node], targets: Any) -> set[Any]:
+def _reaching(starts: Sequence[Node], deps: dict[Node, int], targets: Any) -> set[Any]:
     """The targets, plus every node (reachable from ``starts``) that leads to one."""
+    indeg = dict(deps)
+    order: list[Node] = []
+    todo = [n for n in starts if indeg[n] == 0]
+    while todo:  # topological order: consumers before producers
+        n = todo.pop()
+        order.append(n)
+        for e in n.edges:
+            if type(e) is Node:
+                indeg[e] -= 1
+                if indeg[e] == 0:
+                    todo.append(e)
     useful: set[Any] = set(targets)
-    done: set[Node] = set()
-    for s in starts:
-        if s in done:
-            continue
-        stack: list[tuple[Node, int]] = [(s, 0)]
-        while stack:
-            n, k = stack.pop()
-            if k < len(n.edges):
-                stack.append((n, k + 1))
-                e = n.edges[k]
-                if type(e) is Node and e not in done:
-                    stack.append((e, 0))
-                continue
-            done.add(n)
-            if n not in useful and any(e is not None and e in useful for e in n.edges):
-                useful.add(n)
+    for n in reversed(order):
+        if n not in useful:
+            for e in n.edges:
+                if e is not None and e in useful:
+                    useful.add(n)
+                    break
     return useful
 
 
@@ -579,7 +583,9 @@ def grad(
     ]
     if create_graph:
         with _grad_mode.enable_grad():
-            res = run_backward(outs, seeds, retain_graph=retain_graph, create_graph=True, inputs=uniq)
+            res = run_backward(
+                outs, seeds, retain_graph=retain_graph, create_graph=True, inputs=uniq
+            )
     else:
         res = run_backward(outs, seeds, retain_graph=retain_graph, inputs=uniq)
     out: list[Tensor | None] = []

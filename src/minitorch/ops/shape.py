@@ -60,6 +60,8 @@ reshape = defop(
 
 
 def _view_method(self: Any, *shape: Any) -> Any:
+    """``x.view(2, -1)``: PyTorch's spelling of ``reshape`` (always a differentiable copy
+    or view; never shares writes, as in-place ops rebind ``.data``)."""
     return _reshape_method(self, *shape)
 
 
