@@ -106,37 +106,46 @@ class Tensor:
     # ---------------------------------------------------------------- attributes
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each axis, as a tuple of ints."""
         return tuple(self.data.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return len(self.data.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         return math.prod(self.data.shape)
 
     def numel(self) -> int:
+        """The number of elements (PyTorch's spelling of ``size``)."""
         return self.size
 
     @property
     def dtype(self) -> Any:
+        """The backend dtype of ``.data``."""
         return self.data.dtype
 
     @property
     def device(self) -> Any:
+        """The backend device of ``.data``."""
         return self.data.device
 
     @property
     def backend(self) -> Backend:
+        """The :class:`~minitorch.Backend` this tensor's array belongs to."""
         return self._backend
 
     @property
     def is_leaf(self) -> bool:
+        """True unless this tensor was produced by a recorded op."""
         return self._node is None
 
     @property
     def grad_fn(self) -> Node | None:
+        """The graph node that produced this tensor (None for leaves and constants)."""
         return self._node
 
     @property
@@ -146,12 +155,14 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
+        """All axes reversed (differentiable)."""
         from .ops.shape import permute_dims
 
         return permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:
+        """The last two axes swapped (differentiable)."""
         from .ops.shape import matrix_transpose
 
         return matrix_transpose(self)
@@ -190,6 +201,7 @@ class Tensor:
         return Tensor._make(self.data, self._backend, None)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` of this leaf in place (floating-point tensors only)."""
         if self._node is not None and not requires_grad:
             raise RuntimeError(
                 "requires_grad_(False) on a non-leaf tensor: use .detach() to cut it from the graph"
@@ -215,6 +227,7 @@ class Tensor:
         return np.array(self._backend.to_numpy(self.data), copy=True)
 
     def item(self) -> float | int | bool:
+        """The single element as a Python number."""
         if self.size != 1:
             raise ValueError(
                 f"item(): only a tensor with one element can be converted to a Python "
@@ -223,6 +236,7 @@ class Tensor:
         return self.numpy().reshape(()).item()  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
+        """The data as (nested) Python lists."""
         return self.numpy().tolist()
 
     def __float__(self) -> float:
@@ -298,6 +312,7 @@ class Tensor:
                 f"{label} of shape {self.shape} and dtype "
                 f"{self._backend.dtype_name(self.data.dtype)}",
                 self._version,
+                weakref.ref(self),  # later in-place ops bump the version reported
             )
         if _grad_mode._state.enabled and result._node is not None:
             node = result._node
@@ -319,28 +334,46 @@ class Tensor:
             )
 
     def add_(self, other: Any, *, alpha: float = 1.0) -> Tensor:
+        """In place: ``self += alpha * other``; bumps the version counter."""
         self._check_inplace("add_")
         return self._rebase(self + (other * alpha if alpha != 1.0 else other), "add_")
 
     def sub_(self, other: Any, *, alpha: float = 1.0) -> Tensor:
+        """In place: ``self -= alpha * other``; bumps the version counter."""
         self._check_inplace("sub_")
         return self._rebase(self - (other * alpha if alpha != 1.0 else other), "sub_")
 
     def mul_(self, other: Any) -> Tensor:
+        """In place: ``self *= other``; bumps the version counter."""
         self._check_inplace("mul_")
         return self._rebase(self * other, "mul_")
 
     def div_(self, other: Any) -> Tensor:
+        """In place: ``self /= other``; bumps the version counter."""
         self._check_inplace("div_")
         return self._rebase(self / other, "div_")
 
     def zero_(self) -> Tensor:
+        """In place: set every element to 0 (also inf and NaN); bumps the version."""
         self._check_inplace("zero_")
-        return self._rebase(self * 0.0, "zero_")
+        return self._rebase(self._filled(0), "zero_")
 
     def fill_(self, value: float) -> Tensor:
+        """In place: set every element to ``value``; bumps the version counter."""
         self._check_inplace("fill_")
-        return self._rebase(self * 0.0 + value, "fill_")
+        return self._rebase(self._filled(value), "fill_")
+
+    def _filled(self, value: float) -> Tensor:
+        # `self * 0.0 + value` would turn inf and NaN into NaN; `where` with an all-False
+        # mask gives `value` everywhere, and a zero gradient to the old graph
+        xp = self._backend.xp
+        if not xp.isdtype(self.data.dtype, "real floating"):
+            full = xp.full(self.data.shape, value, dtype=self.data.dtype, device=self.data.device)
+            return Tensor._make(full, self._backend, None)
+        from .ops.elementwise import where
+
+        never = xp.zeros(self.data.shape, dtype=xp.bool, device=self.data.device)
+        return where(Tensor._make(never, self._backend, None), self, float(value))
 
     __iadd__ = add_
     __isub__ = sub_

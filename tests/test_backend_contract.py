@@ -1,0 +1,334 @@
+"""The backend layer and the backend contract, checked on the backend under test.
+
+Each function the Array API standard lacks (``erf``, ``scatter_add``, ``setitem``,
+host conversion, seeded random numbers, the ``mutable`` flag) is checked against a
+hand-computed or float64 ``math`` reference, both as the backend provides it and as the
+pure-standard fallback in ``minitorch.backend._fallback`` computes it on the backend's
+namespace.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitorch
+import minitorch.backend as B
+from minitorch.backend import _fallback
+
+# ------------------------------------------------------------------ helpers
+
+
+def _arr(backend: Any, a: Any, dtype: str | None = None) -> Any:
+    """A backend array on the device under test, from host data."""
+    a = np.asarray(a)
+    name = dtype or a.dtype.name
+    return backend.from_numpy(a, backend.dtypes[name], backend.device)
+
+
+def _host(backend: Any, x: Any) -> np.ndarray:
+    return np.asarray(backend.to_numpy(x))
+
+
+def _device_string(backend: Any) -> str:
+    """The device as a user would spell it: "cpu", "device1", "cuda:0", ..."""
+    s = str(backend.device)
+    m = re.fullmatch(r"array_api_strict\.Device\('(\w+)'\)", s)
+    return (
+        m.group(1)
+        if m
+        else s.replace("CpuDevice(id=0)", "cpu").replace("<CUDA Device 0>", "cuda:0")
+    )
+
+
+# ------------------------------------------------------------------ the backend layer
+
+
+@pytest.mark.backend_independent
+def test_default_backend_is_numpy_float32() -> None:
+    code = (
+        "import minitorch, numpy as np\n"
+        "be = minitorch.get_backend()\n"
+        "assert be.name == 'numpy', be\n"
+        "assert be.dtype == np.float32, be\n"
+        "assert minitorch.tensor([1.0]).dtype == np.float32\n"
+        "assert minitorch.zeros(2).dtype == np.float32\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.backend_independent
+def test_import_minitorch_imports_no_optional_library() -> None:
+    code = (
+        "import sys, minitorch\n"
+        "x = minitorch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "(x * x).sum().backward()\n"
+        "bad = [m for m in ('torch', 'cupy', 'jax', 'array_api_strict') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_set_backend_and_get_backend(backend: Any) -> None:
+    be = minitorch.set_backend(backend.name, dtype="float32", device=backend.device)
+    assert minitorch.get_backend() is be
+    assert be.name == backend.name
+    assert be.dtype == backend.dtypes["float32"]
+    assert str(be.device) == str(backend.device)
+    t = minitorch.ones(2)
+    assert t.backend is be
+    assert t.dtype == backend.dtypes["float32"]
+    assert str(t.device) == str(backend.device)
+
+
+def test_set_backend_accepts_dtype_objects_and_device_strings(backend: Any) -> None:
+    be = minitorch.set_backend(
+        backend.name, dtype=backend.dtypes["float64"], device=_device_string(backend)
+    )
+    assert be.dtype == backend.dtypes["float64"]
+    assert str(be.device) == str(backend.device)
+    assert minitorch.tensor([1.5]).dtype == backend.dtypes["float64"]
+
+
+def test_set_backend_rejects_non_float_default(backend: Any) -> None:
+    with pytest.raises(ValueError, match="float32 or float64"):
+        minitorch.set_backend(backend.name, dtype="int64")
+    with pytest.raises(ValueError, match="unknown dtype 'float16'"):
+        minitorch.set_backend(backend.name, dtype="float16")
+
+
+def test_use_backend_restores_previous(backend: Any) -> None:
+    before = minitorch.get_backend()
+    with minitorch.use_backend("numpy", dtype="float32") as be:
+        assert minitorch.get_backend() is be
+        assert be.name == "numpy" and be.dtype == np.float32
+        assert minitorch.tensor([1.0]).dtype == np.float32
+    assert minitorch.get_backend() is before
+    with pytest.raises(KeyError), minitorch.use_backend("numpy", dtype="float32"):
+        raise KeyError("inside")
+    assert minitorch.get_backend() is before
+
+
+def test_available_backends(backend: Any) -> None:
+    names = minitorch.available_backends()
+    assert "numpy" in names
+    assert backend.name in names
+    assert set(names) <= set(B.BACKENDS)
+
+
+def test_backend_is_resolved_once(backend: Any) -> None:
+    a = B.resolve(backend.name, "float64", backend.device)
+    b = B.resolve(backend.name, "float64", backend.device)
+    assert a is b
+
+
+# ------------------------------------------------------------------ scatter_add
+
+
+SCATTER_INDEX = [0, 2, 2, 3, 0, 2]
+
+
+def _scatter_expected_1d() -> np.ndarray:
+    # slots: 0 <- 1 + 5, 1 <- nothing, 2 <- 2 + 3 + 6, 3 <- 4
+    return np.array([6.0, 0.0, 11.0, 4.0])
+
+
+def _scatter_values_2d() -> np.ndarray:
+    return np.arange(18, dtype=np.float64).reshape(6, 3) + 1.0
+
+
+def _scatter_expected_2d() -> np.ndarray:
+    v = _scatter_values_2d()
+    return np.stack([v[0] + v[4], np.zeros(3), v[1] + v[2] + v[5], v[3]])
+
+
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+def test_scatter_add_repeated_indices_accumulate(backend: Any, impl: str) -> None:
+    xp = backend.xp
+    fn = (
+        xp.scatter_add
+        if impl == "backend"
+        else (lambda n, i, v: _fallback.scatter_add(xp, n, i, v))
+    )
+    index = _arr(backend, np.array(SCATTER_INDEX, dtype=np.int64))
+    v1 = _arr(backend, np.arange(1.0, 7.0))
+    out1 = fn(4, index, v1)
+    assert out1.dtype == backend.dtypes["float64"]
+    assert str(out1.device) == str(backend.device)
+    np.testing.assert_array_equal(_host(backend, out1), _scatter_expected_1d())
+
+    v2 = _arr(backend, _scatter_values_2d())
+    out2 = fn(4, index, v2)
+    assert tuple(out2.shape) == (4, 3)
+    np.testing.assert_array_equal(_host(backend, out2), _scatter_expected_2d())
+
+    v32 = _arr(backend, np.arange(1.0, 7.0), "float32")
+    out32 = fn(4, index, v32)
+    assert out32.dtype == backend.dtypes["float32"]
+    np.testing.assert_array_equal(_host(backend, out32), _scatter_expected_1d().astype(np.float32))
+
+
+# ------------------------------------------------------------------ erf
+
+
+def _erf_grid() -> np.ndarray:
+    pieces = [
+        np.array([0.0, 1.0, -1.0, 8.0, -8.0, 30.0, -30.0, 40.0, 1e-300, 1e-20, 1e-8]),
+        np.linspace(0.0, 1.0, 201),
+        np.linspace(1.0, 8.0, 281),
+        np.linspace(8.0, 30.0, 45),
+        np.nextafter(1.0, [0.0, 2.0]),
+        np.nextafter(8.0, [0.0, 9.0]),
+    ]
+    x = np.concatenate(pieces)
+    return np.concatenate([x, -x])
+
+
+def _erf_ref(x: np.ndarray) -> np.ndarray:
+    return np.array([math.erf(float(v)) for v in x])
+
+
+def _assert_erf_close(got: np.ndarray, x: np.ndarray, rtol: float) -> None:
+    ref = _erf_ref(x)
+    err = np.abs(got - ref)
+    bad = err > rtol * np.abs(ref)
+    rel = err / np.maximum(np.abs(ref), 1e-300)
+    assert not bad.any(), (
+        f"{int(bad.sum())} values off; worst x={x[np.argmax(rel)]!r}, max rel err {rel.max():.3g}"
+    )
+
+
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+def test_erf_matches_math_erf_float64(backend: Any, impl: str) -> None:
+    xp = backend.xp
+    x = _erf_grid()
+    xa = _arr(backend, x)
+    out = xp.erf(xa) if impl == "backend" else _fallback.erf(xp, xa)
+    assert out.dtype == backend.dtypes["float64"]
+    assert str(out.device) == str(backend.device)
+    _assert_erf_close(_host(backend, out), x, rtol=1e-15)
+
+
+def test_erf_fallback_float32(backend: Any) -> None:
+    x = _erf_grid()
+    out = _fallback.erf(backend.xp, _arr(backend, x, "float32"))
+    assert out.dtype == backend.dtypes["float32"]
+    x32 = x.astype(np.float32).astype(np.float64)
+    ref = _erf_ref(x32)
+    np.testing.assert_allclose(_host(backend, out), ref, rtol=1e-6, atol=1e-7)
+
+
+# ------------------------------------------------------------------ random numbers
+
+
+def test_same_seed_same_draws(backend: Any) -> None:
+    minitorch.manual_seed(123)
+    a, u = minitorch.randn(3, 4), minitorch.rand(5)
+    minitorch.manual_seed(123)
+    b, v = minitorch.randn((3, 4)), minitorch.rand(5)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(u.numpy(), v.numpy())
+    minitorch.manual_seed(124)
+    assert not np.array_equal(minitorch.randn(3, 4).numpy(), a.numpy())
+    assert str(a.device) == str(backend.device)
+    assert a.dtype == backend.dtypes["float64"]
+    u_np = u.numpy()
+    assert ((u_np >= 0.0) & (u_np < 1.0)).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_draws_identical_across_backends(backend: Any, dtype: str) -> None:
+    with minitorch.use_backend("numpy", dtype=dtype):
+        minitorch.manual_seed(7)
+        ref_n, ref_u = minitorch.randn(4, 3).numpy(), minitorch.rand(6).numpy()
+        ref_i = minitorch.randint(0, 10, (5,)).numpy()
+    with minitorch.use_backend(backend.name, dtype=dtype, device=backend.device):
+        minitorch.manual_seed(7)
+        n, u, i = minitorch.randn(4, 3), minitorch.rand(6), minitorch.randint(0, 10, (5,))
+    assert n.backend.name == backend.name
+    assert n.numpy().dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(n.numpy(), ref_n)
+    np.testing.assert_array_equal(u.numpy(), ref_u)
+    np.testing.assert_array_equal(i.numpy(), ref_i)
+    assert i.dtype == backend.dtypes["int64"]
+
+
+# ------------------------------------------------------------------ host conversion
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_to_numpy_from_numpy_round_trip(backend: Any, dtype: str) -> None:
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((3, 4)) * 10).astype(dtype)
+    x = backend.from_numpy(a, backend.dtypes[dtype], backend.device)
+    assert x.dtype == backend.dtypes[dtype]
+    assert str(x.device) == str(backend.device)
+    assert tuple(x.shape) == (3, 4)
+    back = backend.to_numpy(x)
+    assert isinstance(back, np.ndarray)
+    assert back.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(back, a)
+    # and a 0-d array stays 0-d
+    s = backend.from_numpy(np.asarray(a[0, 0]), backend.dtypes[dtype], backend.device)
+    assert tuple(s.shape) == ()
+    assert backend.to_numpy(s).shape == ()
+
+
+def test_from_numpy_takes_non_contiguous_arrays(backend: Any) -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    for view in (a[::-1], a[:, ::-2], a.T):
+        x = backend.from_numpy(view, backend.dtypes["float64"], backend.device)
+        np.testing.assert_array_equal(backend.to_numpy(x), view)
+    np.testing.assert_array_equal(a, np.arange(12.0).reshape(3, 4))
+
+
+def test_contiguous_helper() -> None:
+    a = np.arange(6.0)[::-1]
+    c = B.contiguous(a)
+    assert c.flags.c_contiguous
+    np.testing.assert_array_equal(c, a)
+    b = np.arange(6.0)
+    assert B.contiguous(b) is b
+    assert B.contiguous(np.float64(2.0)).shape == ()
+
+
+# ------------------------------------------------------------------ setitem, mutable
+
+
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+def test_setitem_returns_a_copy(backend: Any, impl: str) -> None:
+    if impl == "fallback" and not backend.mutable:
+        pytest.skip(f"{backend.name}: immutable arrays, the copy-then-assign fallback cannot run")
+    xp = backend.xp
+    fn = backend.setitem if impl == "backend" else (lambda x, k, v: _fallback.setitem(xp, x, k, v))
+    a = np.arange(12.0).reshape(3, 4)
+    x = _arr(backend, a)
+    y = fn(x, (slice(1, 3), 2), _arr(backend, np.array([-1.0, -2.0])))
+    z = fn(x, (0, slice(None)), 5.0)
+    expected_y = a.copy()
+    expected_y[1:3, 2] = [-1.0, -2.0]
+    expected_z = a.copy()
+    expected_z[0] = 5.0
+    np.testing.assert_array_equal(_host(backend, y), expected_y)
+    np.testing.assert_array_equal(_host(backend, z), expected_z)
+    np.testing.assert_array_equal(_host(backend, x), a)  # the input is untouched
+    assert xp.setitem is backend.setitem
+    assert str(y.device) == str(backend.device)
+
+
+def test_mutable_flag(backend: Any) -> None:
+    expected = {"numpy": True, "torch": True, "array_api_strict": True, "cupy": True, "jax": False}
+    assert backend.mutable is expected[backend.name]
+    x = _arr(backend, np.zeros(3))
+    if backend.mutable:
+        x[1] = 2.0
+        np.testing.assert_array_equal(_host(backend, x), [0.0, 2.0, 0.0])
+    else:
+        with pytest.raises(TypeError):
+            x[1] = 2.0
