@@ -252,7 +252,8 @@ def isnan(x: Any) -> Any:
 
 
 def empty(shape: Sequence[int] | int, *, dtype: Any = None, device: Any = None) -> Tensor:
-    return zeros(shape, dtype=dtype, device=device)
+    out: Tensor = zeros(shape, dtype=dtype, device=device)
+    return out
 
 
 def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:

@@ -29,7 +29,7 @@ Array = Any
 _Tensor: Any = None  # minitorch.tensor.Tensor, bound when that module is imported
 # one tuple object per distinct output shape, shared by every node: less memory per node
 _SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
-_NEEDS1 = (True,)
+_NEEDS1: tuple[bool, ...] = (True,)
 
 
 class Node:
@@ -353,20 +353,20 @@ def run_backward(
                         raise _version_error(node, t, expected, idx)
             if node.out_modified is not None:
                 raise _output_version_error(node)
-            if len(edges) == 1:
-                needs = _NEEDS1  # (True,): a one-input node is only recorded if it needs grad
-            else:
-                needs = tuple([e is not None for e in edges])
+            # a one-input node is only recorded if that input needs grad
+            needs = _NEEDS1 if len(edges) == 1 else tuple([e is not None for e in edges])
+            vjp = node.op.vjp
+            assert vjp is not None  # only differentiable ops record nodes
             if create_graph:
                 saved = _saved_as_tensors(node)
                 prev_be = tensor_xp._ctx.backend
                 tensor_xp._ctx.backend = node.backend
                 try:
-                    gins = node.op.vjp(tensor_xp, g, saved, needs, **node.params)
+                    gins = vjp(tensor_xp, g, saved, needs, **node.params)
                 finally:
                     tensor_xp._ctx.backend = prev_be
             else:
-                gins = node.op.vjp(node.backend.xp, g, saved, needs, **node.params)
+                gins = vjp(node.backend.xp, g, saved, needs, **node.params)
         if not retain_graph:
             node.saved = None
         k = -1

@@ -335,8 +335,8 @@ def jvp(
     [3.0, 6.0]
     """
     who = "func.jvp"
-    primals = tuple(primals) if isinstance(primals, tuple | list) else (primals,)
-    tangents = tuple(tangents) if isinstance(tangents, tuple | list) else (tangents,)
+    primals = tuple(primals) if isinstance(primals, tuple | list) else (primals,)  # type: ignore[assignment]
+    tangents = tuple(tangents) if isinstance(tangents, tuple | list) else (tangents,)  # type: ignore[assignment]
     if len(primals) != len(tangents):
         raise ValueError(f"{who}: got {len(primals)} primals but {len(tangents)} tangents")
     for i, (p, t) in enumerate(zip(primals, tangents, strict=True)):

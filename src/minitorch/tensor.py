@@ -165,7 +165,8 @@ class Tensor:
         """The last two axes swapped (differentiable)."""
         from .ops.shape import matrix_transpose
 
-        return matrix_transpose(self)
+        out: Tensor = matrix_transpose(self)
+        return out
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         """minitorch's differentiable Array API namespace (functions on Tensors)."""

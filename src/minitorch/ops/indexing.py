@@ -74,7 +74,8 @@ def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
 def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
     """For each element of ``x[key]``, its flat position in ``x`` (NumPy semantics)."""
     try:
-        return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[key]
+        pos: np.ndarray = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[key]
+        return pos
     except IndexError as exc:
         raise OpError(
             f"getitem: index {key!r} is invalid for a tensor of shape {shape}: {exc}"
