@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import OpError
 from ._registry import Facts, Sample, defop
-from .reduction import logsumexp_of, mean
+from .reduction import mean
 
 
 def _softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
@@ -42,10 +42,20 @@ softmax = defop(
 )
 
 
+def _shifted(xp: Any, x: Any, axis: int) -> Any:
+    """``x - max(x)`` along ``axis`` (a max of -inf, an all -inf row, shifts by 0).
+
+    Subtracting the shift *first* keeps log-softmax and cross-entropy accurate on top
+    of a large offset: ``x - logsumexp(x)`` rounds logsumexp at the scale of ``x``
+    (in float32, 1e-3 at 1e4), while ``shifted - log(sum(exp(shifted)))`` does not."""
+    m = xp.max(x, axis=axis, keepdims=True)
+    return x - xp.where(xp.isfinite(m), m, 0.0)
+
+
 def _log_softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
-    """``x - logsumexp(x)`` along ``axis`` (stable for any magnitude)."""
-    ax = axis % x.ndim
-    out = x - logsumexp_of(xp, x, (ax,), True)
+    """``x - logsumexp(x)`` along ``axis``, stable and accurate for any magnitude."""
+    s = _shifted(xp, x, axis % x.ndim)
+    out = s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
     return out, (out,)
 
 
@@ -93,9 +103,8 @@ def _cross_entropy(
     onehot = xp.expand_dims(targets, axis=1) == xp.arange(
         c, dtype=targets.dtype, device=targets.device
     )
-    lse = logsumexp_of(xp, logits, (1,), False)
-    picked = xp.sum(xp.where(onehot, logits, 0.0), axis=1)
-    losses = lse - picked
+    s = _shifted(xp, logits, 1)  # the loss is shift-invariant; see _shifted
+    losses = xp.log(xp.sum(xp.exp(s), axis=1)) - xp.sum(xp.where(onehot, s, 0.0), axis=1)
     if reduction == "mean":
         out = xp.sum(losses) / n if n else xp.sum(losses) * float("nan")
     elif reduction == "sum":
@@ -111,7 +120,8 @@ def _cross_entropy_vjp(
     """d loss_i / d logits_i = softmax(logits_i) - onehot_i (scaled by g, and 1/N for mean)."""
     logits, onehot = saved
     n = logits.shape[0]
-    p = xp.exp(logits - logsumexp_of(xp, logits, (1,), True))
+    e = xp.exp(_shifted(xp, logits, 1))
+    p = e / xp.sum(e, axis=1, keepdims=True)
     diff = p - xp.astype(onehot, p.dtype)
     if reduction == "none":
         return diff * xp.expand_dims(g, axis=1), None

@@ -1,6 +1,16 @@
 """Checking gradients: ``gradcheck``, ``assert_close`` and sample inputs from the op catalog."""
 
-from ._check import GradcheckError, assert_close, gradcheck
+from ._check import GradcheckError, GradientError, assert_close, gradcheck, gradient_error
+from ._gradgrad import gradgradcheck
 from ._samples import sample_arrays, sample_tensors
 
-__all__ = ["GradcheckError", "assert_close", "gradcheck", "sample_arrays", "sample_tensors"]
+__all__ = [
+    "GradcheckError",
+    "GradientError",
+    "assert_close",
+    "gradcheck",
+    "gradgradcheck",
+    "gradient_error",
+    "sample_arrays",
+    "sample_tensors",
+]
