@@ -58,6 +58,12 @@ def _resolve(config: pytest.Config) -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "backend_independent: runs once, in the numpy session")
     config._minitorch_backend = _resolve(config)  # type: ignore[attr-defined]
+    try:  # torch is the reference; its thread pool only slows down tiny ops on 2 cores
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -211,7 +211,9 @@ def unbroadcast(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
     )
     if axes:
         g = xp.sum(g, axis=axes)
-    return xp.reshape(g, tuple(shape))
+    # summing the leading axes alone already gives the shape (e.g. a bias gradient):
+    # no reshape, so the result stays a fresh array rather than a view
+    return g if tuple(g.shape) == tuple(shape) else xp.reshape(g, tuple(shape))
 
 
 def _version_error(node: Node, tensor: Tensor, expected: int, index: int) -> RuntimeError:
@@ -391,17 +393,18 @@ def run_backward(
                 if gi.shape != e.data.shape:
                     gi = unbroadcast(tensor_xp if create_graph else e._backend.xp, gi, e.data.shape)
                 to_leaf(e, gi)
-    # 3. leaves: accumulate like PyTorch, as fresh arrays of the leaf's dtype
+    # 3. leaves: accumulate like PyTorch, as fresh arrays of the leaf's dtype. An array
+    # is stored as it is only if it owns its memory and no other leaf received it.
+    uses: dict[int, int] = {}
+    for g in leaf_grads.values():
+        uses[id(g)] = uses.get(id(g), 0) + 1
     for t, g in leaf_grads.items():
-        xp = t._backend.xp
+        be = t._backend
         if g.dtype != t.data.dtype:
-            g = xp.astype(g, t.data.dtype)
+            g = be.xp.astype(g, t.data.dtype)
         if t.grad is None:
-            t.grad = (
-                g
-                if t._backend.owns(g) and not _shared(g, leaf_grads, t)
-                else xp.asarray(g, copy=True)
-            )
+            fresh = uses.get(id(g)) == 1 and be.owns(g)
+            t.grad = g if fresh else be.xp.asarray(g, copy=True)
         else:
             t.grad = t.grad + g
     return results
@@ -428,10 +431,6 @@ def _reaching(starts: Sequence[Node], deps: dict[Node, int], targets: Any) -> se
                     useful.add(n)
                     break
     return useful
-
-
-def _shared(g: Any, leaf_grads: dict[Any, Any], owner: Any) -> bool:
-    return any(v is g for k, v in leaf_grads.items() if k is not owner)
 
 
 def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False) -> None:

@@ -152,8 +152,13 @@ def make_backend(
     setitem: Callable[[Array, Any, Array], Array] | None = None,
     parse_device: Callable[[Any], Any] | None = None,
     owns: Callable[[Array], bool] = lambda x: False,
+    overrides: dict[str, Callable[..., Any]] | None = None,
 ) -> Backend:
-    """Build a Backend from a namespace; anything not given uses the pure-standard fallback."""
+    """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
+
+    ``overrides`` replaces namespace functions with faster equivalents of the library's
+    own (same signature and results as the standard function).
+    """
     xp: Any = None  # filled below; the closures look it up at call time
 
     def _erf(x: Array) -> Array:
@@ -170,7 +175,11 @@ def make_backend(
 
     setitem = setitem or _setitem
     xp = _namespace(
-        xp_module, erf=erf or _erf, scatter_add=scatter_add or _scatter_add, setitem=setitem
+        xp_module,
+        erf=erf or _erf,
+        scatter_add=scatter_add or _scatter_add,
+        setitem=setitem,
+        **(overrides or {}),
     )
     dtypes = {
         k: getattr(xp, k)

@@ -16,6 +16,19 @@ def _scatter_add(n: int, index: Any, values: Any) -> Any:
     return out
 
 
+def _sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    # np.add.reduce skips np.sum's Python-level dispatch (~3 us of a 4 us small sum)
+    if dtype is None and x.dtype.kind == "f":
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
+    return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    if x.dtype.kind == "f":
+        return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
+    return xp.max(x, axis=axis, keepdims=keepdims)
+
+
 def _parse_device(d: Any) -> Any:
     if str(d) != "cpu":
         raise ValueError(f"the numpy backend has only the 'cpu' device, got {d!r}")
@@ -41,4 +54,5 @@ def load() -> Backend:
         from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
         parse_device=_parse_device,
         owns=lambda x: x.base is None,
+        overrides={"sum": _sum, "max": _max},
     )

@@ -98,11 +98,9 @@ def _cross_entropy(
     if not xp.isdtype(targets.dtype, "integral"):
         raise OpError(f"cross_entropy: targets must be integer class indices, got {targets.dtype}")
     n, c = logits.shape
-    if n and (bool(xp.any(targets < 0)) or bool(xp.any(targets >= c))):
+    if n and bool(xp.any((targets < 0) | (targets >= c))):
         raise OpError(f"cross_entropy: targets must lie in [0, {c}) for {c} classes")
-    onehot = xp.expand_dims(targets, axis=1) == xp.arange(
-        c, dtype=targets.dtype, device=targets.device
-    )
+    onehot = xp.reshape(targets, (n, 1)) == xp.arange(c, dtype=targets.dtype, device=targets.device)
     s = _shifted(xp, logits, 1)  # the loss is shift-invariant; see _shifted
     losses = xp.log(xp.sum(xp.exp(s), axis=1)) - xp.sum(xp.where(onehot, s, 0.0), axis=1)
     if reduction == "mean":

@@ -37,11 +37,17 @@ def grad_inputs(op: OpDef, arrays: list[Any]) -> tuple[int, ...]:
     """Indices of the differentiable inputs of this sample."""
     if op.facts.grad_inputs is not None:
         return op.facts.grad_inputs
-    return tuple(i for i, a in enumerate(arrays) if isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    return tuple(
+        i for i, a in enumerate(arrays) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+    )
 
 
 def sample_tensors(
-    op: OpDef, sample: Sample, backend: Backend, dtype: Any = "float64", seed: int = 0,
+    op: OpDef,
+    sample: Sample,
+    backend: Backend,
+    dtype: Any = "float64",
+    seed: int = 0,
     requires_grad: bool = True,
 ) -> list[Any]:
     """The sample's inputs as Tensors of ``backend`` (floating ones in ``dtype``)."""
@@ -53,8 +59,10 @@ def sample_tensors(
         if not isinstance(a, np.ndarray):
             out.append(a)
             continue
-        kind_dt = dt if a.dtype.kind == "f" else backend.resolve_dtype(
-            "bool" if a.dtype == bool else "int64"
+        kind_dt = (
+            dt
+            if a.dtype.kind == "f"
+            else backend.resolve_dtype("bool" if a.dtype == bool else "int64")
         )
         t = Tensor._make(backend.from_numpy(a, kind_dt, backend.device), backend, None)
         if requires_grad and i in want:
