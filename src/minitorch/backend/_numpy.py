@@ -20,13 +20,13 @@ def _sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     # np.add.reduce skips np.sum's Python-level dispatch (~3 us of a 4 us small sum)
     if dtype is None and x.dtype.kind == "f":
         return np.add.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
-    return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     if x.dtype.kind == "f":
         return np.maximum.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
-    return xp.max(x, axis=axis, keepdims=keepdims)
+    return np.max(x, axis=axis, keepdims=keepdims)
 
 
 def _parse_device(d: Any) -> Any:
