@@ -37,6 +37,10 @@ def cuda_gpu_count() -> tuple[int, str]:
     return count.value, f"{count.value} CUDA GPU(s)"
 
 
+def _editable(requirement: str) -> list[str]:
+    return ["-e", requirement] if requirement.startswith(".") else [requirement]
+
+
 def _tests(session: nox.Session, name: str) -> None:
     m = MANIFESTS[name]
     tags = m.get("tags", [])
@@ -44,7 +48,9 @@ def _tests(session: nox.Session, name: str) -> None:
         n, why = cuda_gpu_count()
         if n == 0:
             session.skip(f"{name}: skipped, {why}; this session needs a CUDA GPU")
-    session.install(*m["install"])
+    # minitorch itself editable, so that the doctests of src/ and the installed package
+    # are the same files
+    session.install(*(arg for req in m["install"] for arg in _editable(req)))
     env = {
         "MINITORCH_BACKEND": name,
         "MINITORCH_DEVICE": str(m.get("device", "")),
@@ -75,7 +81,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 def browser(session: nox.Session) -> None:
     """The Tensor Ops Lab in headless Chromium (the system's, driven by Playwright)."""
     if not CHROMIUM.is_file():
-        session.skip(f"browser: skipped, no system Chromium at {CHROMIUM} (apt-get install chromium)")
+        session.skip(
+            f"browser: skipped, no system Chromium at {CHROMIUM} (apt-get install chromium)"
+        )
     session.install(".[lab,test]", "playwright")
     shot = Path(session.create_tmp()).resolve() / "lab-screenshot.png"
     env = {"MINITORCH_CHROMIUM": str(CHROMIUM), "MINITORCH_LAB_SCREENSHOT": str(shot)}
