@@ -81,7 +81,11 @@ def test_against_torch_float64(op: Any, k: int, backend: Any) -> None:
         expected = np.zeros(arrays[i].shape) if tg is None else tg
         assert got is not None, f"{op.name}: input {i} got no gradient"
         assert_close(
-            backend.to_numpy(got), expected, atol=atol, rtol=rtol, msg=f"{op.name} grad of input {i}: "
+            backend.to_numpy(got),
+            expected,
+            atol=atol,
+            rtol=rtol,
+            msg=f"{op.name} grad of input {i}: ",
         )
 
 
