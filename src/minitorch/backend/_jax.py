@@ -45,7 +45,7 @@ def load() -> Backend:
         setitem=_setitem,
         parse_device=_parse_device,
     )
-    if not jax.config.read("jax_enable_x64"):  # type: ignore[no-untyped-call]
+    if not getattr(jax.config, "jax_enable_x64", False):
         # JAX silently turns float64 into float32 without x64 mode; say so instead.
         be.dtypes.pop("float64", None)
     return be
