@@ -82,7 +82,18 @@ class SGD:
 def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> float:
     """Scale all gradients so that their global L2 norm is at most ``max_norm``.
 
-    Returns the norm before clipping, as ``torch.nn.utils.clip_grad_norm_``.
+    Returns the norm before clipping, as ``torch.nn.utils.clip_grad_norm_`` (the factor
+    is ``max_norm / (norm + 1e-6)``, applied only when the norm exceeds ``max_norm``).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> w = minitorch.tensor([3.0, 4.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> minitorch.optim.clip_grad_norm_([w], 1.0)
+    10.0
+    >>> w.grad.round(4)
+    array([0.6, 0.8], dtype=float32)
     """
     ps = [p for p in params if p.grad is not None]
     if not ps:
