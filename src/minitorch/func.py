@@ -78,6 +78,14 @@ def _normalize_argnums(argnums: Argnums, nargs: int, who: str) -> tuple[int, ...
     return tuple(out)
 
 
+def _aliased(args: tuple[Any, ...], nums: Sequence[int], who: str) -> list[Any]:
+    """The call's arguments, with each differentiated one replaced by its alias."""
+    call = list(args)
+    for i in nums:
+        call[i] = _alias(_check_tensor(args[i], who, f"argument {i}"))
+    return call
+
+
 def _alias(x: Tensor) -> Tensor:
     """A fresh differentiation variable standing for ``x``.
 
@@ -135,9 +143,7 @@ def _value_and_grad_impl(
     nums = _normalize_argnums(argnums, len(args), who)
     keep = _tracking(args)
     with _grad_mode.enable_grad(), _Transform():
-        call = list(args)
-        for i in nums:
-            call[i] = _alias(_check_tensor(args[i], who, f"argument {i}"))
+        call = _aliased(args, nums, who)
         out, aux = _split_aux(f(*call, **kwargs), has_aux, who)
         if not isinstance(out, Tensor):
             raise TypeError(f"{who}: the function must return a Tensor, got {type(out).__name__}")
@@ -420,9 +426,7 @@ def jacobian(
         nums = _normalize_argnums(argnums, len(args), who)
         keep = _tracking(args)
         with _grad_mode.enable_grad(), _Transform():
-            call = list(args)
-            for i in nums:
-                call[i] = _alias(_check_tensor(args[i], who, f"argument {i}"))
+            call = _aliased(args, nums, who)
             res, aux = _split_aux(f(*call, **kwargs), has_aux, who)
             outs, single = _as_outputs(res, who)
             xs = [call[i] for i in nums]
