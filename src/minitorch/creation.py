@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import Backend, get_backend
+from .backend import Backend, get_backend, to_host
 from .tensor import Tensor, _check_float
 
 __all__ = [
@@ -47,14 +47,7 @@ def _as_backend_array(data: Any, be: Backend, dtype: Any = None, device: Any = N
             out = be.xp.asarray(out, device=device)
         return out
     if not isinstance(data, np.ndarray):
-        mod = type(data).__module__.split(".")[0]
-        if mod in ("torch", "jax", "jaxlib", "cupy", "array_api_strict"):
-            from .backend import resolve
-
-            src = {"jaxlib": "jax"}.get(mod, mod)
-            data = resolve(src).to_numpy(data)
-        else:
-            data = np.asarray(data)
+        data = to_host(data)
     if dtype is None:
         if data.dtype.kind == "f" and data.dtype != np.float64 and data.dtype != np.float32:
             dtype = be.dtype

@@ -32,6 +32,7 @@ __all__ = [
     "available_backends",
     "get_backend",
     "set_backend",
+    "to_host",
     "use_backend",
 ]
 
@@ -278,6 +279,25 @@ def use_backend(name: str, *, dtype: Any = None, device: Any = None) -> Iterator
         yield set_backend(name, dtype=dtype, device=device)
     finally:
         _current[0] = prev
+
+
+# top-level module of an array's type -> the backend that knows how to read it
+_ARRAY_MODULES = {
+    "torch": "torch",
+    "jax": "jax",
+    "jaxlib": "jax",
+    "cupy": "cupy",
+    "array_api_strict": "array_api_strict",
+}
+
+
+def to_host(x: Any) -> np.ndarray:
+    """Any backend's array as a host NumPy array (through that backend's ``to_numpy``,
+    which knows its devices); anything else through ``np.asarray``."""
+    name = _ARRAY_MODULES.get(type(x).__module__.split(".")[0])
+    if name is None:
+        return np.asarray(x)
+    return np.asarray(_load(name).to_numpy(x))
 
 
 def available_backends() -> list[str]:

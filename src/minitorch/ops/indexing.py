@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import to_host
 from ..errors import OpError
 from ._registry import Facts, Sample, defop
 
@@ -39,20 +40,7 @@ def _host_index(k: Any) -> Any:
         return k
     if isinstance(k, Tensor):
         return k._backend.to_numpy(k.data)
-    if isinstance(k, list | tuple | bool | np.ndarray):
-        return np.asarray(k)
-    from ..backend import _fallback
-
-    mod = type(k).__module__.split(".")[0]
-    if mod == "torch":
-        return k.detach().cpu().numpy()
-    if mod == "array_api_strict":
-        import array_api_strict
-
-        return np.asarray(k.to_device(array_api_strict.Device("CPU_DEVICE")))
-    if mod == "cupy":
-        return k.get()
-    return _fallback.to_numpy(k)
+    return to_host(k)
 
 
 def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:

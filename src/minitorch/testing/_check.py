@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._grad_mode import no_grad
+from ..backend import to_host
 from ..tensor import Tensor
 
 __all__ = ["GradcheckError", "GradientError", "assert_close", "gradcheck", "gradient_error"]
@@ -27,16 +28,7 @@ def _host(x: Any) -> np.ndarray:
     """Any Tensor, backend array, torch tensor or number as a host NumPy array."""
     if isinstance(x, Tensor):
         return np.asarray(x._backend.to_numpy(x.data))
-    module = type(x).__module__
-    if hasattr(x, "detach") and hasattr(x, "numpy"):  # a torch tensor
-        return np.asarray(x.detach().cpu().numpy())
-    if module.startswith("array_api_strict"):
-        import array_api_strict
-
-        return np.asarray(x.to_device(array_api_strict.Device("CPU_DEVICE")))
-    if module.startswith("cupy") and hasattr(x, "get"):
-        return np.asarray(x.get())
-    return np.asarray(x)
+    return to_host(x)
 
 
 def _num(v: Any) -> str:
