@@ -200,20 +200,34 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     return res  # type: ignore[no-any-return]
 
 
+# (gradient shape, input shape) -> (axes to sum, whether a reshape follows): a model
+# meets the same few pairs every step, so each plan is worked out once
+_PLANS: dict[tuple[Any, Any], tuple[tuple[int, ...], bool]] = {}
+
+
 def unbroadcast(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
     """Sum ``g`` (of a broadcast result's shape) down to ``shape``."""
-    gshape = tuple(g.shape)
-    if gshape == tuple(shape):
+    gshape = g.shape
+    if gshape == shape:
         return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
-    )
+    plan = _PLANS.get((gshape, shape))
+    if plan is None:
+        gshape, shape = tuple(gshape), tuple(shape)
+        lead = len(gshape) - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+        )
+        # summing the leading axes alone already gives the shape (e.g. a bias
+        # gradient): no reshape, so the result stays a fresh array rather than a view
+        kept = [n for i, n in enumerate(gshape) if i not in axes]
+        plan = (axes, tuple(kept) != shape)
+        if len(_PLANS) > 4096:  # e.g. fuzzing with random shapes
+            _PLANS.clear()
+        _PLANS[(gshape, shape)] = plan
+    axes, reshape = plan
     if axes:
         g = xp.sum(g, axis=axes)
-    # summing the leading axes alone already gives the shape (e.g. a bias gradient):
-    # no reshape, so the result stays a fresh array rather than a view
-    return g if tuple(g.shape) == tuple(shape) else xp.reshape(g, tuple(shape))
+    return xp.reshape(g, tuple(shape)) if reshape else g
 
 
 def _version_error(node: Node, tensor: Tensor, expected: int, index: int) -> RuntimeError:
@@ -245,14 +259,17 @@ def _output_version_error(node: Node) -> RuntimeError:
 
 def _saved_as_tensors(node: Node) -> tuple[Any, ...]:
     """The node's saved values, with inputs/output turned back into graph Tensors."""
-    from .tensor import Tensor
-
+    Tensor = _Tensor
     assert node.saved is not None
-    if node.tags is None:
+    derived = node.op.derived
+    if node.tags is None and not derived:
         return node.saved
+    tags = node.tags if node.tags is not None else (None,) * len(node.saved)
     out: list[Any] = []
-    for s, tag in zip(node.saved, node.tags, strict=True):
-        if tag is None:
+    for j, (s, tag) in enumerate(zip(node.saved, tags, strict=True)):
+        if j in derived:
+            out.append(None)  # the VJP recomputes it, differentiably
+        elif tag is None:
             out.append(s)
         elif tag == -1:
             out.append(Tensor._make(s, node.backend, node))
@@ -283,10 +300,12 @@ def run_backward(
     gradients and results are Tensors and every VJP is recorded, so results can be
     differentiated again.
     """
-    from .tensor import Tensor
-
+    Tensor = _Tensor
+    tensor_xp: Any = None  # with create_graph: the differentiable namespace
     if create_graph:
-        from . import array_api as tensor_xp
+        from . import array_api
+
+        tensor_xp = array_api
     grads: dict[Any, Any] = {}
     leaf_grads: dict[Tensor, Any] = {}
     capture: dict[Any, int] = {}
@@ -300,7 +319,8 @@ def run_backward(
             i = capture[t]
             results[i] = g if results[i] is None else results[i] + g
         elif inputs is None:
-            leaf_grads[t] = g if t not in leaf_grads else leaf_grads[t] + g
+            prev = leaf_grads.get(t)
+            leaf_grads[t] = g if prev is None else prev + g
 
     # 1. count, for every reachable node, how many edges point at it
     deps: dict[Node, int] = {}
@@ -316,9 +336,8 @@ def run_backward(
             starts.append(n)
     stack = list(starts)
     while stack:
-        n = stack.pop()
-        for e in n.edges:
-            if isinstance(e, Node):
+        for e in stack.pop().edges:
+            if type(e) is Node:
                 if e in deps:
                     deps[e] += 1
                 else:
@@ -333,7 +352,7 @@ def run_backward(
         g = grads.pop(node, None)
         if capture and g is not None and node in capture:
             results[capture[node]] = g
-        if g is not None and node.retain is not None:
+        if node.retain is not None and g is not None:
             rt = node.retain()
             if rt is not None:
                 rt.grad = g.data if isinstance(g, Tensor) else g
@@ -347,64 +366,67 @@ def run_backward(
         edges = node.edges
         if useful is not None:
             edges = tuple([e if e is None or e in useful else None for e in edges])
-        gins: Sequence[Any] = ()
-        if g is not None:
-            if node.checks:
-                for t, expected, idx in node.checks:
-                    if t._version != expected:
-                        raise _version_error(node, t, expected, idx)
+        if g is None:  # nothing flowed into this node: nothing flows out
+            gins: Sequence[Any] = (None,) * len(edges)
+        else:
+            for t, expected, idx in node.checks:
+                if t._version != expected:
+                    raise _version_error(node, t, expected, idx)
             if node.out_modified is not None:
                 raise _output_version_error(node)
             # a one-input node is only recorded if that input needs grad
-            needs = _NEEDS1 if len(edges) == 1 else tuple([e is not None for e in edges])
+            if len(edges) == 1:
+                needs = _NEEDS1
+            elif len(edges) == 2:
+                needs = (edges[0] is not None, edges[1] is not None)
+            else:
+                needs = tuple([e is not None for e in edges])
             vjp = node.op.vjp
             assert vjp is not None  # only differentiable ops record nodes
             if create_graph:
-                saved = _saved_as_tensors(node)
                 prev_be = tensor_xp._ctx.backend
                 tensor_xp._ctx.backend = node.backend
                 try:
-                    gins = vjp(tensor_xp, g, saved, needs, **node.params)
+                    gins = vjp(tensor_xp, g, _saved_as_tensors(node), needs, **node.params)
                 finally:
                     tensor_xp._ctx.backend = prev_be
             else:
                 gins = vjp(node.backend.xp, g, saved, needs, **node.params)
         if not retain_graph:
             node.saved = None
-        k = -1
-        for e in edges:
-            k += 1
+        for e, gi in zip(edges, gins, strict=True):
             if e is None:
                 continue
-            gi = gins[k] if gins else None
             if type(e) is Node:
                 if gi is not None:
                     if gi.shape != e.shape:
-                        gi = unbroadcast(tensor_xp if create_graph else e.backend.xp, gi, e.shape)
-                    if e in grads:
-                        grads[e] = grads[e] + gi
-                    else:
-                        grads[e] = gi
+                        gi = unbroadcast(tensor_xp or e.backend.xp, gi, e.shape)
+                    prev = grads.get(e)
+                    grads[e] = gi if prev is None else prev + gi
                 d = deps[e] - 1
                 deps[e] = d
                 if d == 0:
                     ready.append(e)
             elif gi is not None:
                 if gi.shape != e.data.shape:
-                    gi = unbroadcast(tensor_xp if create_graph else e._backend.xp, gi, e.data.shape)
-                to_leaf(e, gi)
+                    gi = unbroadcast(tensor_xp or e._backend.xp, gi, e.data.shape)
+                if inputs is not None:
+                    to_leaf(e, gi)
+                else:  # to_leaf, inlined for the common case
+                    prev = leaf_grads.get(e)
+                    leaf_grads[e] = gi if prev is None else prev + gi
     # 3. leaves: accumulate like PyTorch, as fresh arrays of the leaf's dtype. An array
     # is stored as it is only if it owns its memory and no other leaf received it.
-    uses: dict[int, int] = {}
-    for g in leaf_grads.values():
-        uses[id(g)] = uses.get(id(g), 0) + 1
+    stored: set[int] = set()
     for t, g in leaf_grads.items():
         be = t._backend
         if g.dtype != t.data.dtype:
             g = be.xp.astype(g, t.data.dtype)
         if t.grad is None:
-            fresh = uses.get(id(g)) == 1 and be.owns(g)
-            t.grad = g if fresh else be.xp.asarray(g, copy=True)
+            if id(g) in stored or not be.owns(g):
+                g = be.xp.asarray(g, copy=True)
+            stored.add(id(g))
+            t.grad = g
         else:
             t.grad = t.grad + g
     return results
@@ -440,8 +462,7 @@ def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False) -
 
 
 def _seed(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -> Any:
-    from .tensor import Tensor
-
+    Tensor = _Tensor
     if not t.requires_grad:
         raise RuntimeError(
             f"{who}: the tensor (shape {tuple(t.data.shape)}) does not require grad and has "

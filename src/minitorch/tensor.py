@@ -193,9 +193,7 @@ class Tensor:
         >>> x.grad
         array([3., 3.], dtype=float32)
         """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph)
+        _autograd.backward(self, gradient, retain_graph)
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (no copy)."""
@@ -229,12 +227,13 @@ class Tensor:
 
     def item(self) -> float | int | bool:
         """The single element as a Python number."""
-        if self.size != 1:
+        a = np.asarray(self._backend.to_numpy(self.data))
+        if a.size != 1:
             raise ValueError(
                 f"item(): only a tensor with one element can be converted to a Python "
                 f"number; this one has shape {self.shape}"
             )
-        return self.numpy().reshape(()).item()  # type: ignore[no-any-return]
+        return a.item()  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
         """The data as (nested) Python lists."""

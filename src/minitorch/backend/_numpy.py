@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import array_api_compat.numpy as xp
@@ -29,13 +30,20 @@ def _max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
+def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+    return x.astype(dtype, copy=copy)
+
+
 def _native_functions() -> dict[str, Any]:
     """NumPy 2 implements these exactly as the standard specifies; calling them directly
-    skips array-api-compat's wrapper (about 1 us per call, several calls per op)."""
-    names = ("matmul", "matrix_transpose", "permute_dims", "astype")
+    skips array-api-compat's wrapper (about 1 us per call, several calls per op).
+    ``matrix_transpose`` is the ``.mT`` attribute and ``astype`` the method: NumPy's
+    own functions add two Python calls each."""
+    names = ("matmul", "permute_dims", "arange", "ones_like", "zeros_like")
     if int(np.__version__.split(".")[0]) < 2:
         return {}
-    return {n: getattr(np, n) for n in names if hasattr(np, n)}
+    fns = {n: getattr(np, n) for n in names if hasattr(np, n)}
+    return {**fns, "matrix_transpose": operator.attrgetter("mT"), "astype": _astype}
 
 
 def _parse_device(d: Any) -> Any:

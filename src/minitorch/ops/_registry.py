@@ -13,7 +13,10 @@ Rules for a VJP (they make higher-order derivatives free):
   normal backward) and on Tensors (``create_graph=True``, where ``xp`` is
   :mod:`minitorch.array_api`);
 * ``saved`` may hold the op's inputs, its output, and non-differentiable constants
-  (masks, indices, shapes); anything else the VJP recomputes from those;
+  (masks, indices, shapes). A value *derived* from those (e.g. cross-entropy's
+  ``softmax - onehot``) may be saved as a shortcut if its index is listed in
+  ``defop(derived=...)``: with ``create_graph=True`` the engine passes None in its
+  place and the VJP recomputes it from the inputs, so that it is differentiated too;
 * return gradients in the output's (broadcast) shape: the engine sums them down to each
   input's shape and accumulates fan-out.
 """
@@ -111,6 +114,7 @@ class OpDef:
     compose: Callable[..., Tensor] | None = None
     family: str = ""
     fn: Callable[..., Any] | None = None
+    derived: tuple[int, ...] = ()
 
     @property
     def differentiable(self) -> bool:
@@ -180,6 +184,7 @@ def defop(
     moves: bool = False,
     compose: Callable[..., Tensor] | None = None,
     prepare: Callable[[Sequence[Any], dict[str, Any]], dict[str, Any]] | None = None,
+    derived: Sequence[int] = (),
     facts: Facts | None = None,
     doc: str | None = None,
 ) -> Callable[..., Tensor]:
@@ -190,6 +195,7 @@ def defop(
     ``method`` binds it as a Tensor method (under ``name``, or the given name or
     callable); ``dunders`` / ``rdunders`` bind operators (reflected: ``other op self``).
     ``prepare(tensors, params)`` may validate and normalise the parameters first.
+    ``derived`` lists the indices of saved values the VJP may recompute (see above).
     """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is registered twice")
@@ -212,9 +218,12 @@ def defop(
         facts=facts or Facts(),
         compose=compose,
         family=(target.__module__ or "").rsplit(".", 1)[-1],
+        derived=tuple(derived),
     )
     n = nin
-    plain = compose is None and prepare is None and not defaults and nin > 0
+    plain = compose is None and prepare is None and nin > 0
+    # a call with the tensors alone uses the defaults; `defaults` is shared, never mutated
+    plain_params = defaults if defaults else _EMPTY
 
     def fn(*args: Any, **kwargs: Any) -> Any:
         if plain and not kwargs and len(args) == n:
@@ -224,7 +233,7 @@ def defop(
                 if not (t is Tensor or (scalars and (t is float or t is int))):
                     break
             else:
-                return apply(op, args, _EMPTY)
+                return apply(op, args, plain_params)
         if n == -1:
             tensors: Sequence[Any] = list(args[0]) if args else []
             rest = args[1:]

@@ -98,33 +98,42 @@ def _cross_entropy(
     if not xp.isdtype(targets.dtype, "integral"):
         raise OpError(f"cross_entropy: targets must be integer class indices, got {targets.dtype}")
     n, c = logits.shape
-    if n and bool(xp.any((targets < 0) | (targets >= c))):
+    is_target = xp.reshape(targets, (n, 1)) == xp.arange(
+        c, dtype=targets.dtype, device=targets.device
+    )
+    onehot = xp.astype(is_target, logits.dtype)
+    # every row of onehot holds one 1, unless its target lies outside [0, C)
+    if n and float(xp.sum(onehot)) != n:
         raise OpError(f"cross_entropy: targets must lie in [0, {c}) for {c} classes")
-    onehot = xp.reshape(targets, (n, 1)) == xp.arange(c, dtype=targets.dtype, device=targets.device)
-    s = _shifted(xp, logits, 1)  # the loss is shift-invariant; see _shifted
-    losses = xp.log(xp.sum(xp.exp(s), axis=1)) - xp.sum(xp.where(onehot, s, 0.0), axis=1)
+    # the loss is shift-invariant; subtracting the row max first keeps exp() finite and
+    # log(sum(exp(s))) - s[target] accurate for logits of any magnitude
+    s = logits - xp.max(logits, axis=1, keepdims=True)
+    e = xp.exp(s)
+    z = xp.sum(e, axis=1, keepdims=True)
+    # where(), not s * onehot: s may hold -inf, and -inf * 0 is nan
+    losses = xp.log(z) - xp.sum(xp.where(is_target, s, 0.0), axis=1, keepdims=True)
     if reduction == "mean":
         out = xp.sum(losses) / n if n else xp.sum(losses) * float("nan")
     elif reduction == "sum":
         out = xp.sum(losses)
     else:
-        out = losses
-    return out, (logits, onehot)
+        out = xp.reshape(losses, (n,))
+    # saved[2], the gradient of each row's loss, is *derived*: with create_graph the
+    # engine passes None and the VJP recomputes it from the logits, differentiably
+    return out, (logits, onehot, e / z - onehot)
 
 
 def _cross_entropy_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], reduction: str = "mean"
 ) -> tuple[Any, None]:
     """d loss_i / d logits_i = softmax(logits_i) - onehot_i (scaled by g, and 1/N for mean)."""
-    logits, onehot = saved
-    n = logits.shape[0]
-    e = xp.exp(_shifted(xp, logits, 1))
-    p = e / xp.sum(e, axis=1, keepdims=True)
-    diff = p - xp.astype(onehot, p.dtype)
+    logits, onehot, d = saved
+    if d is None:
+        e = xp.exp(logits - xp.max(logits, axis=1, keepdims=True))
+        d = e / xp.sum(e, axis=1, keepdims=True) - onehot
     if reduction == "none":
-        return diff * xp.expand_dims(g, axis=1), None
-    scale = g / n if reduction == "mean" else g
-    return diff * scale, None
+        return d * xp.expand_dims(g, axis=1), None
+    return d * (g / logits.shape[0] if reduction == "mean" else g), None
 
 
 def _ce_sample(rng: Any) -> tuple[Any, ...]:
@@ -136,6 +145,7 @@ cross_entropy = defop(
     _cross_entropy,
     _cross_entropy_vjp,
     nin=2,
+    derived=(2,),
     facts=Facts(
         ref=lambda torch, x, t, reduction="mean": torch.nn.functional.cross_entropy(
             x, t, reduction=reduction
