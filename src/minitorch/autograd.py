@@ -13,6 +13,7 @@ saved arrays unless ``retain_graph=True``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,8 @@ _Tensor: Any = None  # minitorch.tensor.Tensor, bound when that module is import
 # one tuple object per distinct output shape, shared by every node: less memory per node
 _SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
 _NEEDS1: tuple[bool, ...] = (True,)
+_TAGS_OUT: tuple[int | None, ...] = (-1,)
+_new_node = object.__new__
 
 
 class Node:
@@ -165,38 +168,49 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         res._node = None
         return res  # type: ignore[no-any-return]
     shape = out.shape
-    node = Node(op, params, saved, tuple(edges), _SHAPES.setdefault(shape, shape), be)
+    node = _new_node(Node)  # Node.__init__, inlined: this is the hot path
+    node.op = op
+    node.params = params
+    node.saved = saved
+    node.edges = tuple(edges)
+    node.shape = _SHAPES.setdefault(shape, shape)
+    node.backend = be
+    node.tags = None
+    node.checks = ()
+    node.out_modified = None
+    node.retain = None
     res.requires_grad = True
     res._node = node
-    if saved:
-        # remember which saved values are inputs / the output, to check their versions
-        # in backward and to rebuild graph Tensors from them for create_graph
-        tags: list[int | None] = []
-        checks = []
-        found = False
-        for j, s in enumerate(saved):
-            tag = None
-            if s is out:
-                tag = -1
-                found = True
-            elif s is not None:
-                # saved[j] is input j where it can be: in x * x.detach() both inputs
-                # hold one array, and only input 0 is differentiable
-                if j < len(datas) and datas[j] is s and isinstance(args[j], Tensor):
-                    tag = j
-                else:
-                    for i, d in enumerate(datas):
-                        if s is d and isinstance(args[i], Tensor):
-                            tag = i
-                            break
-                if tag is not None:
-                    found = True
-                    checks.append((args[tag], args[tag]._version, tag))
-            tags.append(tag)
-        if found:
-            node.tags = tuple(tags)
-        if checks:
-            node.checks = tuple(checks)
+    if not saved:
+        return res  # type: ignore[no-any-return]
+    if len(saved) == 1 and saved[0] is out:  # e.g. exp, relu: the output only
+        node.tags = _TAGS_OUT
+        return res  # type: ignore[no-any-return]
+    # remember which saved values are inputs / the output, to check their versions in
+    # backward and to rebuild graph Tensors from them for create_graph
+    tags: list[int | None] = []
+    checks = []
+    for j, s in enumerate(saved):
+        tag = None
+        if s is out:
+            tag = -1
+        elif s is not None:
+            # saved[j] is input j where it can be: in x * x.detach() both inputs hold
+            # one array, and only input 0 is differentiable
+            if j < len(datas) and datas[j] is s and isinstance(args[j], Tensor):
+                tag = j
+            else:
+                for i, d in enumerate(datas):
+                    if s is d and isinstance(args[i], Tensor):
+                        tag = i
+                        break
+            if tag is not None:
+                checks.append((args[tag], args[tag]._version, tag))
+        tags.append(tag)
+    if checks or -1 in tags:
+        node.tags = tuple(tags)
+    if checks:
+        node.checks = tuple(checks)
     return res  # type: ignore[no-any-return]
 
 
@@ -470,7 +484,7 @@ def _seed(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -> Any:
         )
     xp = t._backend.xp
     if gradient is None:
-        if t.size != 1:
+        if math.prod(t.data.shape) != 1:
             raise RuntimeError(
                 f"{who}: a gradient can be created implicitly only for outputs with one "
                 f"element; this output has shape {tuple(t.data.shape)}. Pass gradient= "

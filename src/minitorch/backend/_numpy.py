@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any
 
@@ -34,16 +35,27 @@ def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> 
     return x.astype(dtype, copy=copy)
 
 
+def _reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
+    return x.reshape(shape) if copy is None else np.reshape(x, shape, copy=copy)
+
+
 def _native_functions() -> dict[str, Any]:
     """NumPy 2 implements these exactly as the standard specifies; calling them directly
     skips array-api-compat's wrapper (about 1 us per call, several calls per op).
-    ``matrix_transpose`` is the ``.mT`` attribute and ``astype`` the method: NumPy's
-    own functions add two Python calls each."""
+    ``matrix_transpose`` is the ``.mT`` attribute and ``astype``/``reshape`` the
+    methods: NumPy's own functions add two Python calls each. ``isdtype`` answers from
+    a cache (NumPy's walks the kinds in Python every time)."""
     names = ("matmul", "permute_dims", "arange", "ones_like", "zeros_like")
     if int(np.__version__.split(".")[0]) < 2:
         return {}
     fns = {n: getattr(np, n) for n in names if hasattr(np, n)}
-    return {**fns, "matrix_transpose": operator.attrgetter("mT"), "astype": _astype}
+    return {
+        **fns,
+        "matrix_transpose": operator.attrgetter("mT"),
+        "astype": _astype,
+        "reshape": _reshape,
+        "isdtype": functools.cache(np.isdtype),
+    }
 
 
 def _parse_device(d: Any) -> Any:

@@ -18,6 +18,11 @@ def _matmul_vjp(
 ) -> tuple[Any, Any]:
     """gx = g @ y^T, gy = x^T @ g (batch axes are summed by the engine)."""
     x, y = saved
+    if x.ndim > 1 and y.ndim > 1:  # the common case, e.g. a layer
+        return (
+            xp.matmul(g, xp.matrix_transpose(y)) if needs[0] else None,
+            xp.matmul(xp.matrix_transpose(x), g) if needs[1] else None,
+        )
     if x.ndim == 1 and y.ndim == 1:
         return (g * y if needs[0] else None), (g * x if needs[1] else None)
     # view 1-D operands (and g) as matrices, then drop the added axis again
