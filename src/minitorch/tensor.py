@@ -227,7 +227,7 @@ class Tensor:
 
     def item(self) -> float | int | bool:
         """The single element as a Python number."""
-        a = np.asarray(self._backend.to_numpy(self.data))
+        a = self._backend.to_numpy(self.data)
         if a.size != 1:
             raise ValueError(
                 f"item(): only a tensor with one element can be converted to a Python "

@@ -285,10 +285,24 @@ def defop(
         else:
             setattr(Tensor, name if method is True else str(method), fn)
     for d in dunders:
-        setattr(Tensor, d, fn)
+        setattr(Tensor, d, _dunder(op, fn, plain_params) if plain and nin == 2 else fn)
     for d in rdunders:
         setattr(Tensor, d, _reflected(fn))
     return fn
+
+
+def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callable[..., Any]:
+    """``tensor <op> other``: straight to ``apply`` when ``other`` is a Tensor too (the
+    hot path of every model), else through the public function."""
+
+    def method(self: Tensor, other: Any) -> Any:
+        if type(other) is Tensor:
+            return apply(op, (self, other), params)
+        return fn(self, other)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
 
 
 def _reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
