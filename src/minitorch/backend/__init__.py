@@ -48,7 +48,7 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, slots=True)
 class Backend:
     """One array library plus the defaults for new tensors.
 

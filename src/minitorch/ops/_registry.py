@@ -96,7 +96,7 @@ class Facts:
     formula: str = ""
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, slots=True)
 class OpDef:
     """A registered op. ``vjp is None`` marks a non-differentiable op (comparisons);
     ``compose`` marks an op written in terms of other ops (its derivative comes from
