@@ -32,7 +32,7 @@ _Tensor: Any = None  # minitorch.tensor.Tensor, bound when that module is import
 _SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
 _NEEDS1: tuple[bool, ...] = (True,)
 _TAGS_OUT: tuple[int | None, ...] = (-1,)
-_new_node = object.__new__
+_new = object.__new__
 
 
 class Node:
@@ -56,25 +56,17 @@ class Node:
         "tags",
     )
 
-    def __init__(
-        self,
-        op: OpDef,
-        params: dict[str, Any],
-        saved: tuple[Any, ...],
-        edges: tuple[Any, ...],
-        shape: tuple[int, ...],
-        backend: Any,
-    ) -> None:
-        self.op = op
-        self.params = params
-        self.saved: tuple[Any, ...] | None = saved
-        self.edges = edges
-        self.shape = shape
-        self.backend = backend
-        self.tags: tuple[int | None, ...] | None = None
-        self.checks: tuple[tuple[Any, int, int], ...] = ()
-        self.out_modified: tuple[str, int, Any] | None = None
-        self.retain: Any = None
+    # set by apply(), the only place that creates nodes (no __init__: it is the hot path)
+    op: OpDef
+    params: dict[str, Any]
+    saved: tuple[Any, ...] | None
+    edges: tuple[Any, ...]
+    shape: tuple[int, ...]
+    backend: Any
+    tags: tuple[int | None, ...] | None
+    checks: tuple[tuple[Any, int, int], ...]
+    out_modified: tuple[str, int, Any] | None
+    retain: Any
 
     @property
     def name(self) -> str:
@@ -157,7 +149,7 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         raise _forward_error(op, args, params, exc) from exc
     if op.moves:
         be = params["backend"]
-    res = object.__new__(Tensor)
+    res = _new(Tensor)
     res.data = out
     res.grad = None
     res._version = 0
@@ -168,7 +160,7 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         res._node = None
         return res  # type: ignore[no-any-return]
     shape = out.shape
-    node = _new_node(Node)  # Node.__init__, inlined: this is the hot path
+    node = _new(Node)
     node.op = op
     node.params = params
     node.saved = saved
@@ -181,27 +173,32 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     node.retain = None
     res.requires_grad = True
     res._node = node
-    if not saved:
-        return res  # type: ignore[no-any-return]
-    if len(saved) == 1 and saved[0] is out:  # e.g. exp, relu: the output only
-        node.tags = _TAGS_OUT
-        return res  # type: ignore[no-any-return]
-    # remember which saved values are inputs / the output, to check their versions in
-    # backward and to rebuild graph Tensors from them for create_graph
+    if saved:
+        if len(saved) == 1 and saved[0] is out:  # e.g. exp, relu: the output only
+            node.tags = _TAGS_OUT
+        else:
+            _tag_saved(node, args, datas, out)
+    return res  # type: ignore[no-any-return]
+
+
+def _tag_saved(node: Node, args: Sequence[Any], datas: list[Any], out: Any) -> None:
+    """Remember which saved values are inputs / the output, to check their versions in
+    backward and to rebuild graph Tensors from them for create_graph."""
+    assert node.saved is not None
     tags: list[int | None] = []
     checks = []
-    for j, s in enumerate(saved):
+    for j, s in enumerate(node.saved):
         tag = None
         if s is out:
             tag = -1
         elif s is not None:
             # saved[j] is input j where it can be: in x * x.detach() both inputs hold
             # one array, and only input 0 is differentiable
-            if j < len(datas) and datas[j] is s and isinstance(args[j], Tensor):
+            if j < len(datas) and datas[j] is s and isinstance(args[j], _Tensor):
                 tag = j
             else:
                 for i, d in enumerate(datas):
-                    if s is d and isinstance(args[i], Tensor):
+                    if s is d and isinstance(args[i], _Tensor):
                         tag = i
                         break
             if tag is not None:
@@ -211,7 +208,6 @@ def apply(op: OpDef, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         node.tags = tuple(tags)
     if checks:
         node.checks = tuple(checks)
-    return res  # type: ignore[no-any-return]
 
 
 # (gradient shape, input shape) -> (axes to sum, whether a reshape follows): a model
@@ -268,6 +264,14 @@ def _output_version_error(node: Node) -> RuntimeError:
         f"in-place operation: the {desc}, which is the output of {node.op.name}, is at "
         f"version {version}; expected version 0. Hint: compute it out of place (e.g. "
         f"y = y + 1 instead of y += 1), or .clone() it before modifying it."
+    )
+
+
+def _freed_error(node: Node) -> RuntimeError:
+    return RuntimeError(
+        f"trying to backward through the graph a second time: the values saved by "
+        f"{node.op.name} were freed after the first backward. Pass "
+        f"retain_graph=True to the first backward() if you need to call it twice."
     )
 
 
@@ -372,11 +376,7 @@ def run_backward(
                 rt.grad = g.data if isinstance(g, Tensor) else g
         saved = node.saved
         if saved is None:
-            raise RuntimeError(
-                f"trying to backward through the graph a second time: the values saved by "
-                f"{node.op.name} were freed after the first backward. Pass "
-                f"retain_graph=True to the first backward() if you need to call it twice."
-            )
+            raise _freed_error(node)
         edges = node.edges
         if useful is not None:
             edges = tuple([e if e is None or e in useful else None for e in edges])

@@ -18,16 +18,6 @@ from .tensor import Tensor
 __all__ = ["SGD", "clip_grad_norm_"]
 
 
-def _update(p: Tensor, delta: Any) -> None:
-    """``p.data = p.data - delta``, in place where that is unobservable."""
-    data = p.data
-    # references: p's slot, `data`, and getrefcount's own argument
-    if p._backend.name == "numpy" and sys.getrefcount(data) <= 3 and data.flags.writeable:
-        data -= delta
-    else:
-        p.data = data - delta
-
-
 class SGD:
     """Stochastic gradient descent: ``p <- p - lr * (g + weight_decay * p)``, with
     optional (heavy-ball) momentum, as ``torch.optim.SGD``.
@@ -70,7 +60,13 @@ class SGD:
                 v = g if v is None else self.momentum * v + g
                 self._velocity[i] = v
                 g = v
-            _update(p, self.lr * g)
+            # p.data = p.data - lr * g, in place where nothing else can see the buffer:
+            # references are p's slot, `data` and getrefcount's own argument
+            data = p.data
+            if p._backend.name == "numpy" and sys.getrefcount(data) <= 3 and data.flags.writeable:
+                data -= self.lr * g
+            else:
+                p.data = data - self.lr * g
             p._version += 1
 
     def zero_grad(self) -> None:
