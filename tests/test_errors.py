@@ -52,6 +52,20 @@ def test_broadcast_and_reshape_errors(backend: Any) -> None:
         x.reshape(4, 2)
 
 
+def test_cross_entropy_target_errors(backend: Any) -> None:
+    logits = minitorch.tensor(np.zeros((3, 4)), requires_grad=True)
+    for bad in ([0, 4, 1], [0, -1, 1]):  # a negative target must not wrap around
+        with pytest.raises(minitorch.OpError, match=r"cross_entropy: targets must lie in \[0, 4\)"):
+            minitorch.cross_entropy(logits, minitorch.tensor(bad, dtype="int64"))
+    with pytest.raises(minitorch.OpError, match="targets must be integer class indices"):
+        minitorch.cross_entropy(logits, minitorch.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(minitorch.OpError, match=r"expected logits \(N, C\) and targets \(N,\)"):
+        minitorch.cross_entropy(logits, minitorch.tensor([0, 1], dtype="int64"))
+    with pytest.raises(minitorch.OpError, match="reduction must be one of"):
+        minitorch.cross_entropy(logits, minitorch.tensor([0, 1, 2], dtype="int64"), "avg")
+    assert logits.grad is None
+
+
 def test_bad_parameters_are_type_errors(backend: Any) -> None:
     x = minitorch.tensor([1.0, 2.0])
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'axiz'.*axis"):

@@ -318,7 +318,6 @@ def run_backward(
     gradients and results are Tensors and every VJP is recorded, so results can be
     differentiated again.
     """
-    Tensor = _Tensor
     tensor_xp: Any = None  # with create_graph: the differentiable namespace
     if create_graph:
         from . import array_api
@@ -373,7 +372,7 @@ def run_backward(
         if node.retain is not None and g is not None:
             rt = node.retain()
             if rt is not None:
-                rt.grad = g.data if isinstance(g, Tensor) else g
+                rt.grad = g.data if isinstance(g, _Tensor) else g
         saved = node.saved
         if saved is None:
             raise _freed_error(node)
