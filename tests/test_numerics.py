@@ -188,3 +188,23 @@ def test_cross_entropy_with_minus_inf_logits(dtype: str, backend: Any) -> None:
     atol, rtol = TOL[dtype]
     assert_close(out, tout, atol=atol, rtol=rtol, msg=f"cross_entropy {dtype}: ")
     assert_close(grad, tg, atol=atol, rtol=rtol, msg=f"cross_entropy {dtype} grad: ")
+
+
+@pytest.mark.parametrize("name", [*sorted(OPS), "cross_entropy"])
+def test_undefined_rows_are_nan_as_in_pytorch(name: str, backend: Any) -> None:
+    """A row with a +inf logit, or with every logit -inf, has no softmax: nan there, as
+    PyTorch gives (logsumexp is defined: +inf and -inf); the other rows are unaffected."""
+    host = np.array([[np.inf, 0.0, 1.0], [-np.inf, -np.inf, -np.inf], [-np.inf, 2.0, 0.5]])
+    t = torch.tensor(host)
+    x = minitorch.tensor(host, dtype="float64")
+    with np.errstate(invalid="ignore", divide="ignore"):  # NumPy warns on inf - inf
+        if name == "cross_entropy":
+            targets = np.array([1, 0, 2])
+            y = minitorch.tensor(targets, dtype="int64")
+            out = minitorch.cross_entropy(x, y, reduction="none")
+            want = torch.nn.functional.cross_entropy(t, torch.tensor(targets), reduction="none")
+        else:
+            fn, ref = OPS[name]
+            out, want = fn(x), ref(t)
+    np.testing.assert_allclose(_host(out), want.numpy(), rtol=1e-12, atol=0.0, equal_nan=True)
+    assert not np.isnan(_host(out)[-1]).any()

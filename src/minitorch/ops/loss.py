@@ -13,8 +13,7 @@ from .reduction import mean
 
 def _softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
     """``exp(x) / sum(exp(x))`` along ``axis``, shifted by the max (never overflows)."""
-    m = xp.max(x, axis=axis, keepdims=True)
-    e = xp.exp(x - xp.where(xp.isfinite(m), m, 0.0))
+    e = xp.exp(_shifted(xp, x, axis))
     out = e / xp.sum(e, axis=axis, keepdims=True)
     return out, (out,)
 
@@ -43,13 +42,15 @@ softmax = defop(
 
 
 def _shifted(xp: Any, x: Any, axis: int) -> Any:
-    """``x - max(x)`` along ``axis`` (a max of -inf, an all -inf row, shifts by 0).
+    """``x - max(x)`` along ``axis``: the softmax family is shift-invariant, and this
+    shift keeps ``exp`` finite.
 
     Subtracting the shift *first* keeps log-softmax and cross-entropy accurate on top
     of a large offset: ``x - logsumexp(x)`` rounds logsumexp at the scale of ``x``
-    (in float32, 1e-3 at 1e4), while ``shifted - log(sum(exp(shifted)))`` does not."""
-    m = xp.max(x, axis=axis, keepdims=True)
-    return x - xp.where(xp.isfinite(m), m, 0.0)
+    (in float32, 1e-3 at 1e4), while ``shifted - log(sum(exp(shifted)))`` does not.
+    A row whose max is infinite becomes nan, as in PyTorch (its softmax is undefined).
+    """
+    return x - xp.max(x, axis=axis, keepdims=True)
 
 
 def _log_softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
@@ -105,9 +106,7 @@ def _cross_entropy(
     # every row of onehot holds one 1, unless its target lies outside [0, C)
     if n and float(xp.sum(onehot)) != n:
         raise OpError(f"cross_entropy: targets must lie in [0, {c}) for {c} classes")
-    # the loss is shift-invariant; subtracting the row max first keeps exp() finite and
-    # log(sum(exp(s))) - s[target] accurate for logits of any magnitude
-    s = logits - xp.max(logits, axis=1, keepdims=True)
+    s = _shifted(xp, logits, 1)
     e = xp.exp(s)
     z = xp.sum(e, axis=1, keepdims=True)
     # where(), not s * onehot: s may hold -inf, and -inf * 0 is nan
@@ -129,7 +128,7 @@ def _cross_entropy_vjp(
     """d loss_i / d logits_i = softmax(logits_i) - onehot_i (scaled by g, and 1/N for mean)."""
     logits, onehot, d = saved
     if d is None:
-        e = xp.exp(logits - xp.max(logits, axis=1, keepdims=True))
+        e = xp.exp(_shifted(xp, logits, 1))
         d = e / xp.sum(e, axis=1, keepdims=True) - onehot
     if reduction == "none":
         return d * xp.expand_dims(g, axis=1), None
