@@ -49,25 +49,35 @@ class SGD:
 
     def step(self) -> None:
         """Apply one update to every parameter that has a gradient."""
+        lr = self.lr
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None:
                 continue
-            if self.weight_decay:
-                g = g + self.weight_decay * p.data
-            if self.momentum:
-                v = self._velocity[i]
-                v = g if v is None else self.momentum * v + g
-                self._velocity[i] = v
-                g = v
+            if self.weight_decay or self.momentum:
+                g = self._direction(i, p, g)
             # p.data = p.data - lr * g, in place where nothing else can see the buffer:
-            # references are p's slot, `data` and getrefcount's own argument
+            # its references are p's slot, `data` and getrefcount's own argument
             data = p.data
-            if p._backend.name == "numpy" and sys.getrefcount(data) <= 3 and data.flags.writeable:
-                data -= self.lr * g
+            if sys.getrefcount(data) <= 3 and p._backend.name == "numpy":
+                try:
+                    data -= lr * g
+                except ValueError:  # a read-only array
+                    p.data = data - lr * g
             else:
-                p.data = data - self.lr * g
+                p.data = data - lr * g
             p._version += 1
+
+    def _direction(self, i: int, p: Tensor, g: Any) -> Any:
+        """The gradient with weight decay added and momentum applied."""
+        if self.weight_decay:
+            g = g + self.weight_decay * p.data
+        if self.momentum:
+            v = self._velocity[i]
+            v = g if v is None else self.momentum * v + g
+            self._velocity[i] = v
+            g = v
+        return g
 
     def zero_grad(self) -> None:
         """Drop every parameter's gradient (the next backward starts fresh)."""

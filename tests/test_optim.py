@@ -1,0 +1,97 @@
+"""minitorch.optim: SGD (momentum, weight decay) and clip_grad_norm_ against PyTorch
+float64, and the in-place update never changing what someone else can still see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitorch
+
+torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
+
+
+def _host(backend: Any, a: Any) -> np.ndarray:
+    return np.asarray(backend.to_numpy(a))
+
+
+@pytest.mark.parametrize(("momentum", "weight_decay"), [(0.0, 0.0), (0.9, 0.0), (0.5, 0.1)])
+def test_sgd_matches_torch(backend: Any, momentum: float, weight_decay: float) -> None:
+    rng = np.random.default_rng(0)
+    w0, x = rng.standard_normal((3, 4)), rng.standard_normal((5, 3))
+    w = minitorch.tensor(w0, requires_grad=True)
+    tw = torch.tensor(w0, requires_grad=True)
+    opt = minitorch.optim.SGD([w], lr=0.1, momentum=momentum, weight_decay=weight_decay)
+    topt = torch.optim.SGD([tw], lr=0.1, momentum=momentum, weight_decay=weight_decay)
+    for _ in range(3):
+        (minitorch.tensor(x) @ w).tanh().sum().backward()
+        (torch.tensor(x) @ tw).tanh().sum().backward()
+        opt.step()
+        topt.step()
+        opt.zero_grad()
+        topt.zero_grad()
+        assert w.grad is None
+    np.testing.assert_allclose(_host(backend, w.data), tw.detach().numpy(), rtol=1e-12, atol=0)
+
+
+def test_sgd_never_writes_into_a_buffer_someone_else_holds(backend: Any) -> None:
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    held = w.data  # e.g. a snapshot the user keeps
+    before = _host(backend, held).copy()
+    opt = minitorch.optim.SGD([w], lr=0.5)
+    (w * w).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(_host(backend, held), before)
+    np.testing.assert_array_equal(_host(backend, w.data), [0.0, 0.0])  # w - 0.5 * 2w
+
+
+def test_sgd_then_backward_through_the_old_graph_raises(backend: Any) -> None:
+    """The graph saved w: the update bumps w's version, so the old graph refuses to
+    give gradients computed from values w no longer has (as PyTorch does)."""
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    x = minitorch.tensor([3.0, 4.0], requires_grad=True)
+    y = (w * x).sum()
+    (w * w).sum().backward()
+    minitorch.optim.SGD([w], lr=0.5).step()
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+    assert x.grad is None
+
+
+def test_sgd_on_a_read_only_array(backend: Any) -> None:
+    if backend.name != "numpy":
+        pytest.skip(f"{backend.name}: read-only flags are NumPy's")
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    frozen = np.array([1.0, 2.0])
+    frozen.setflags(write=False)
+    w.data = frozen
+    (w * w).sum().backward()
+    minitorch.optim.SGD([w], lr=0.25).step()
+    np.testing.assert_array_equal(w.data, [0.5, 1.0])
+    np.testing.assert_array_equal(frozen, [1.0, 2.0])
+
+
+def test_sgd_rejects_bad_arguments(backend: Any) -> None:
+    w = minitorch.tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match="lr must be positive"):
+        minitorch.optim.SGD([w], lr=0.0)
+    with pytest.raises(ValueError, match="parameter 0 must be a leaf Tensor that requires grad"):
+        minitorch.optim.SGD([minitorch.tensor([1.0])], lr=0.1)
+
+
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_matches_torch(backend: Any, max_norm: float) -> None:
+    rng = np.random.default_rng(1)
+    values = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    ps = [minitorch.tensor(v, requires_grad=True) for v in values]
+    tps = [torch.tensor(v, requires_grad=True) for v in values]
+    sum((p * p * p).sum() for p in ps).backward()
+    sum((p * p * p).sum() for p in tps).backward()
+    norm = minitorch.optim.clip_grad_norm_(ps, max_norm)
+    tnorm = torch.nn.utils.clip_grad_norm_(tps, max_norm)
+    assert norm == pytest.approx(float(tnorm), rel=1e-12)
+    for p, tp in zip(ps, tps, strict=True):
+        assert tp.grad is not None
+        np.testing.assert_allclose(_host(backend, p.grad), tp.grad.numpy(), rtol=1e-12, atol=0)
