@@ -227,13 +227,12 @@ class Tensor:
 
     def item(self) -> float | int | bool:
         """The single element as a Python number."""
-        a = self._backend.to_numpy(self.data)
-        if a.size != 1:
+        if self.size != 1:  # before any copy to the host
             raise ValueError(
                 f"item(): only a tensor with one element can be converted to a Python "
                 f"number; this one has shape {self.shape}"
             )
-        return a.item()  # type: ignore[no-any-return]
+        return self._backend.to_numpy(self.data).item()  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
         """The data as (nested) Python lists."""
