@@ -20,7 +20,7 @@ from minitorch.optable import render
 ROOT = Path(__file__).resolve().parents[1]
 OPS_MD = ROOT / "docs" / "ops.md"
 ADDING = ROOT / "docs" / "adding-an-op.md"
-REGENERATE = "python -m minitorch.optable > docs/ops.md"
+REGENERATE = "nox -s regen"
 
 
 def _table_rows(text: str) -> dict[str, list[str]]:
@@ -50,7 +50,7 @@ def test_the_module_writes_the_same_text() -> None:
 
 def test_every_registered_op_has_one_row() -> None:
     rows = _table_rows(render())
-    assert set(rows) == set(REGISTRY)
+    assert set(rows) == {n for n, op in REGISTRY.items() if op.builtin}
     assert all(len(cells) == 6 for cells in rows.values())
 
 
@@ -78,6 +78,7 @@ def test_skipped_backends_are_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
         scalars=False,
         moves=False,
         family="elementwise",
+        module="minitorch.ops.elementwise",
         facts=Facts(formula="g|x", skips={"cupy": "no kernel yet"}),
         compose=lambda x: x,
     )
@@ -89,16 +90,11 @@ def test_skipped_backends_are_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_adding_an_op_quotes_the_real_leaky_relu() -> None:
-    """The worked example in docs/adding-an-op.md is the code in ops/activation.py."""
+    """The worked example in docs/adding-an-op.md is the code in ops/activation.py, and
+    the doc names the one command that derives everything else."""
     text = ADDING.read_text()
     source = (ROOT / "src" / "minitorch" / "ops" / "activation.py").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     declaration = next(b for b in blocks if "def _leaky_relu" in b)
     assert declaration.strip() in source, "docs/adding-an-op.md no longer matches activation.py"
-    export = next(b for b in blocks if "from .ops.activation import" in b)
-    init = (ROOT / "src" / "minitorch" / "__init__.py").read_text()
-    assert export.strip() in init
-    stub = next(b for b in blocks if "def leaky_relu(self" in b)
-    tensor_py = (ROOT / "src" / "minitorch" / "tensor.py").read_text()
-    assert stub.strip() in tensor_py
     assert REGENERATE in text

@@ -207,10 +207,11 @@ def test_saved_tensors_make_no_reference_cycles(backend: Any) -> None:
 
 
 # ------------------------------------------------------------------ the namespace
-def test_tensor_namespace_is_minitorch_array_api(backend: Any) -> None:
+def test_tensor_namespace_is_its_backends_namespace(backend: Any) -> None:
     x = _t([1.0, 2.0], backend, requires_grad=True)
     xp = x.__array_namespace__()
-    assert xp is minitorch.array_api
+    assert xp is minitorch.array_api.namespace(x.backend)
+    assert xp.backend is x.backend
     y = xp.sum(xp.exp(xp.multiply(x, 2.0)))
     assert isinstance(y, minitorch.Tensor) and y.requires_grad
     (g,) = autograd.grad(y, x)
@@ -259,3 +260,82 @@ def test_move_between_backends_is_differentiable_twice() -> None:
         assert_close(g, [3.0, 12.0])
         (h,) = autograd.grad(g.sum(), x)
         assert_close(h, [6.0, 12.0])
+
+
+# ------------------------------------------------------------------ one namespace per backend
+def _other_backends(backend: Any) -> list[Any]:
+    """Every other installed backend that can make arrays here (float64 where it can)."""
+    out = []
+    for name in minitorch.available_backends():
+        if name == backend.name:
+            continue
+        try:
+            be = minitorch.backend.resolve(name, "float64")
+            be.from_numpy(np.zeros(1), be.dtype, be.device)  # CuPy imports without a GPU
+        except Exception:
+            continue
+        out.append(be)
+    return out
+
+
+def test_namespace_makes_tensors_of_its_own_backend_whatever_is_current(backend: Any) -> None:
+    """``x.__array_namespace__().zeros`` is ``x``'s backend and device even while
+    another backend is the current one, so ``x + z`` works."""
+    others = _other_backends(backend)
+    if not others:
+        pytest.skip(f"{backend.name}: no other backend installed in this session")
+    x = _t([1.0, 2.0], backend, requires_grad=True)
+    for other in others:
+        with minitorch.use_backend(other.name):
+            xp = x.__array_namespace__()
+            z = xp.zeros((2,))
+            assert z.backend is x.backend and str(z.device) == str(x.device), other.name
+            assert xp.ones((2,)).backend is x.backend
+            assert xp.asarray([3.0, 4.0]).backend is x.backend
+            y = x + z + xp.full((2,), 1.0)
+            assert y.backend.name == backend.name
+            assert_close(y, np.array([2.0, 3.0]), rtol=0)
+
+
+def test_create_graph_uses_the_nodes_backend_not_the_current_one(backend: Any) -> None:
+    """Second derivatives of ops whose VJPs make constants, computed while another
+    backend is current, are those of the tensors' backend (and correct)."""
+    others = _other_backends(backend)
+    if not others:
+        pytest.skip(f"{backend.name}: no other backend installed in this session")
+    data = np.array([[0.3, -1.2, 2.0], [1.5, 0.1, -0.4]])
+    for other in others:
+        x = _t(data, backend, requires_grad=True)
+        with minitorch.use_backend(other.name):
+            y = (minitorch.log_softmax(x, axis=-1) * x).sum() + minitorch.relu(x).max()
+            (g,) = autograd.grad(y, x, create_graph=True)
+            assert g.backend is x.backend
+            (h,) = autograd.grad((g * g).sum(), x)
+        assert h.backend is x.backend
+        # the same numbers as with the tensors' own backend current
+        x2 = _t(data, backend, requires_grad=True)
+        y2 = (minitorch.log_softmax(x2, axis=-1) * x2).sum() + minitorch.relu(x2).max()
+        (g2,) = autograd.grad(y2, x2, create_graph=True)
+        (h2,) = autograd.grad((g2 * g2).sum(), x2)
+        assert_close(h, backend.to_numpy(h2.data), rtol=1e-12)
+
+
+def test_boolean_operators_on_tensors(backend: Any) -> None:
+    a = minitorch.Tensor._make(
+        backend.from_numpy(np.array([True, True, False]), backend.dtypes["bool"], backend.device),
+        backend,
+        None,
+    )
+    b = minitorch.Tensor._make(
+        backend.from_numpy(np.array([True, False, False]), backend.dtypes["bool"], backend.device),
+        backend,
+        None,
+    )
+    assert (a & b).tolist() == [True, False, False]
+    assert (a | b).tolist() == [True, True, False]
+    assert (~a).tolist() == [False, False, True]
+    assert (a & True).tolist() == [True, True, False]
+    assert (False | b).tolist() == [True, False, False]
+    x = _t([-1.0, 0.5, 2.0], backend, requires_grad=True)
+    inside = (x > 0.0) & (x < 1.0)
+    assert inside.tolist() == [False, True, False]

@@ -16,8 +16,12 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .backend import resolve
 from .ops import REGISTRY
 from .ops._registry import OpDef
+from .testing._check import gradient_error
+from .testing._reference import default_reference, errors_vs_reference, reference_label
+from .testing._samples import call, sample_tensors
 
 __all__ = ["main", "run_check"]
 
@@ -77,9 +81,6 @@ def run_check(
     """Check ``ops`` on ``backend``; print the table (to ``out``, default stdout) and
     return the number of failures."""
     out = sys.stdout if out is None else out
-    from .testing._check import gradient_error
-    from .testing._reference import errors_vs_reference
-    from .testing._samples import call, sample_tensors
 
     width = max([len(op.name) for op in ops] + [2])
     print(
@@ -157,9 +158,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     1 op(s) checked on numpy: 1 passed, 0 failed, 0 skipped ...
     0
     """
-    from .backend import resolve
-    from .testing._reference import default_reference, reference_label
-
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         ops = _select(args.ops)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import Backend, get_backend, to_host
+from .backend import Backend, get_backend, shape_arg
 from .tensor import Tensor, _check_float
 
 __all__ = [
@@ -27,37 +27,6 @@ __all__ = [
 ]
 
 
-def _is_backend_array(data: Any, be: Backend) -> bool:
-    if be.name == "numpy":
-        return isinstance(data, np.ndarray)
-    mod = type(data).__module__.split(".")[0]
-    return mod == be.library.__name__.split(".")[0] and hasattr(data, "shape")
-
-
-def _as_backend_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> Any:
-    """Convert Python data, NumPy or any DLPack-capable array to an array of ``be``."""
-    if isinstance(data, Tensor):
-        data = data.data
-    device = be.device if device is None else device
-    if _is_backend_array(data, be):
-        out = data
-        if dtype is not None and out.dtype != dtype:
-            out = be.xp.astype(out, dtype)
-        if be.name != "numpy" and str(out.device) != str(device):
-            out = be.xp.asarray(out, device=device)
-        return out
-    if not isinstance(data, np.ndarray):
-        data = to_host(data)
-    if dtype is None:
-        if data.dtype.kind == "f" and data.dtype != np.float64 and data.dtype != np.float32:
-            dtype = be.dtype
-        elif data.dtype.kind in "iu":
-            dtype = be.dtypes["int64"]
-        else:
-            dtype = be.resolve_dtype(data.dtype.name) if data.dtype.name in be.dtypes else None
-    return be.from_numpy(data, dtype, device)
-
-
 def tensor(
     data: Any, *, dtype: Any = None, requires_grad: bool = False, name: str | None = None
 ) -> Tensor:
@@ -75,39 +44,7 @@ def tensor(
     >>> minitorch.tensor(np.zeros(2)).dtype
     dtype('float64')
     """
-    be = get_backend()
-    dt = be.resolve_dtype(dtype) if dtype is not None else None
-    if isinstance(data, Tensor):
-        arr = _as_backend_array(data.data, data._backend, dt, data.device)
-        be = data._backend
-    elif isinstance(data, bool | int | float) or (
-        isinstance(data, Sequence) and not isinstance(data, str | bytes)
-    ):
-        try:
-            arr_np = np.asarray(data)
-        except ValueError as exc:  # NumPy >= 1.24 refuses ragged nested lists
-            arr_np = np.empty(0, dtype=object)
-            cause: Exception | None = exc
-        else:
-            cause = None
-        if arr_np.dtype == object:
-            raise TypeError(
-                "tensor(): could not make a rectangular array of numbers from the data "
-                "(ragged nested lists, or Tensors inside a list?)"
-            ) from cause
-        if dt is None and arr_np.dtype.kind == "f":
-            dt = be.dtype
-        arr = _as_backend_array(arr_np, be, dt)
-    else:
-        arr = _as_backend_array(data, be, dt)
-    # always a copy, so that later changes to the caller's array never reach this tensor
-    arr = be.xp.asarray(arr, copy=True)
-    t = Tensor._make(arr, be, None)
-    t.name = name
-    if requires_grad:
-        _check_float(t, "tensor(requires_grad=True)")
-        t.requires_grad = True
-    return t
+    return Tensor(data, requires_grad, dtype=dtype, name=name)
 
 
 def _new(
@@ -130,20 +67,14 @@ def _new(
     return t
 
 
-def _shape(shape: tuple[Any, ...]) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], Sequence):
-        return tuple(shape[0])
-    return tuple(shape)
-
-
 def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _new(0.0, _shape(shape), dtype, requires_grad)
+    return _new(0.0, shape_arg(shape), dtype, requires_grad)
 
 
 def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return _new(1.0, _shape(shape), dtype, requires_grad)
+    return _new(1.0, shape_arg(shape), dtype, requires_grad)
 
 
 def full(
@@ -249,12 +180,12 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
     >>> bool((minitorch.randn(3) == a).all())
     True
     """
-    return _random(_rng[0].standard_normal(_shape(shape)), dtype, requires_grad)
+    return _random(_rng[0].standard_normal(shape_arg(shape)), dtype, requires_grad)
 
 
 def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform draws in ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``."""
-    return _random(_rng[0].random(_shape(shape)), dtype, requires_grad)
+    return _random(_rng[0].random(shape_arg(shape)), dtype, requires_grad)
 
 
 def randint(low: int, high: int, shape: Sequence[int]) -> Tensor:

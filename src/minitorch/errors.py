@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class OpError(ValueError, TypeError):
     """An op could not run on the inputs it was given.
@@ -16,20 +14,3 @@ class OpError(ValueError, TypeError):
 
 class BackendMismatchError(OpError):
     """Tensors from different backends or devices were combined."""
-
-
-def describe(x: Any) -> str:
-    """A short description of an op argument: shape, dtype and backend of a Tensor."""
-    from .tensor import Tensor
-
-    if isinstance(x, Tensor):
-        return (
-            f"Tensor(shape={tuple(x.data.shape)}, dtype={x._backend.dtype_name(x.data.dtype)}, "
-            f"backend={x._backend.name}, device={x.device})"
-        )
-    if isinstance(x, bool | int | float):
-        return f"{type(x).__name__} {x!r}"
-    shape = getattr(x, "shape", None)
-    if shape is not None:
-        return f"{type(x).__module__}.{type(x).__name__}(shape={tuple(shape)}, dtype={x.dtype})"
-    return type(x).__name__

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import _grad_mode
 from .autograd import grad as _autograd_grad
+from .ops.shape import reshape, stack
 from .tensor import Tensor
 
 __all__ = ["grad", "hessian", "jacobian", "jvp", "value_and_grad", "vjp"]
@@ -94,9 +95,7 @@ def _alias(x: Tensor) -> Tensor:
     Otherwise the alias is a new leaf sharing ``x``'s data.
     """
     if x.requires_grad:
-        from .ops.shape import reshape
-
-        return reshape(x, x.shape)
+        return reshape(x, x.shape)  # type: ignore[no-any-return]
     return x.detach().requires_grad_()
 
 
@@ -421,8 +420,6 @@ def jacobian(
     who = "func.jacobian"
 
     def jac_f(*args: Any, **kwargs: Any) -> Any:
-        from .ops.shape import reshape, stack
-
         nums = _normalize_argnums(argnums, len(args), who)
         keep = _tracking(args)
         with _grad_mode.enable_grad(), _Transform():

@@ -6,6 +6,8 @@ when ``docs/ops.md`` differs from what :func:`render` returns.
 
 from __future__ import annotations
 
+import sys
+
 from .backend import BACKENDS
 from .ops import REGISTRY
 from .ops._registry import OpDef
@@ -24,6 +26,8 @@ _OPERATORS: dict[str, tuple[str, str]] = {
     "__neg__": ("-x", "neg"),
     "__abs__": ("abs(x)", "abs"),
     "__invert__": ("~x", "logical_not"),
+    "__and__": ("x & y", "logical_and"),
+    "__or__": ("x | y", "logical_or"),
     "__eq__": ("x == y", "eq"),
     "__ne__": ("x != y", "ne"),
     "__lt__": ("x < y", "lt"),
@@ -85,7 +89,7 @@ def render() -> str:
         fam = _FAMILY_ORDER.index(op.family) if op.family in _FAMILY_ORDER else len(_FAMILY_ORDER)
         return fam, name
 
-    ops = sorted(REGISTRY.items(), key=order)
+    ops = sorted(((n, op) for n, op in REGISTRY.items() if op.builtin), key=order)
     n_diff = sum(1 for _, op in ops if op.differentiable)
     lines = [
         "# Op table",
@@ -108,13 +112,11 @@ def render() -> str:
         else:
             formula, second = "not differentiable", "-"
         lines.append(
-            f"| `{name}` | {op.family} | {formula} | {_methods(op)} | {second} | "
+            f"| `{name}` | {op.family} | {formula} | {_cell(_methods(op))} | {second} | "
             f"{_cell(_backends(op))} |"
         )
     return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":  # pragma: no cover
-    import sys
-
     sys.stdout.write(render())

@@ -1,21 +1,27 @@
-"""The Tensor: one backend array, its gradient, and the node that produced it."""
+"""The Tensor: one backend array, its gradient, and the node that produced it; and
+``apply``, which runs an op forward and records its Node.
+
+Ops, the differentiable namespace and the methods bound from the op registry live in
+the layers above: this module imports none of them. ``Tensor.__array_namespace__``
+reaches the namespace through :func:`register_namespace`, which
+:mod:`minitorch.array_api` calls when it is imported.
+"""
 
 from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from . import _grad_mode
-from .autograd import Node
+from . import _grad_mode, engine
+from .backend import Backend, as_array, get_backend
+from .engine import Node, Op, record
+from .errors import BackendMismatchError, OpError
 
-if TYPE_CHECKING:
-    from .backend import Backend
-
-__all__ = ["Tensor"]
+__all__ = ["Tensor", "apply", "describe", "namespace_of", "register_namespace"]
 
 Operand = Union["Tensor", float, int, Any]
 Axis = int | tuple[int, ...] | None
@@ -80,27 +86,30 @@ class Tensor:
     def __init__(
         self, data: Any, requires_grad: bool = False, *, dtype: Any = None, name: str | None = None
     ) -> None:
-        from .creation import tensor
-
-        t = tensor(data, dtype=dtype, requires_grad=requires_grad)
-        self.data = t.data
-        self.grad = None
-        self.requires_grad = t.requires_grad
-        self._node = None
-        self._version = 0
-        self._backend = t._backend
+        be = get_backend()
+        dt = be.resolve_dtype(dtype) if dtype is not None else None
+        if isinstance(data, Tensor):
+            be = data._backend
+            arr = as_array(data.data, be, dt, data.device)
+        elif isinstance(data, bool | int | float) or (
+            isinstance(data, Sequence) and not isinstance(data, str | bytes)
+        ):
+            host = _host_data(data)
+            arr = as_array(host, be, be.dtype if dt is None and host.dtype.kind == "f" else dt)
+        else:
+            arr = as_array(data, be, dt)
+        # always a copy, so that later changes to the caller's array never reach it
+        _init(self, be.xp.asarray(arr, copy=True), be, None)
         self.name = name
+        if requires_grad:
+            _check_float(self, "tensor(requires_grad=True)")
+            self.requires_grad = True
 
     @classmethod
     def _make(cls, data: Any, backend: Backend, node: Node | None) -> Tensor:
-        t = object.__new__(cls)
-        t.data = data
-        t.grad = None
-        t.requires_grad = node is not None
-        t._node = node
-        t._version = 0
-        t._backend = backend
-        t.name = None
+        """A Tensor around a backend array as it is (no copy): the internal constructor."""
+        t = _new(cls)
+        _init(t, data, backend, node)
         return t
 
     # ---------------------------------------------------------------- attributes
@@ -153,26 +162,10 @@ class Tensor:
         """How many in-place operations have modified this tensor."""
         return self._version
 
-    @property
-    def T(self) -> Tensor:
-        """All axes reversed (differentiable)."""
-        from .ops.shape import permute_dims
-
-        return permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:
-        """The last two axes swapped (differentiable)."""
-        from .ops.shape import matrix_transpose
-
-        out: Tensor = matrix_transpose(self)
-        return out
-
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
-        """minitorch's differentiable Array API namespace (functions on Tensors)."""
-        from . import array_api
-
-        return array_api
+        """minitorch's differentiable Array API namespace for this tensor's backend
+        and device: functions on Tensors, creation functions making tensors like it."""
+        return namespace_of(self._backend)
 
     # ---------------------------------------------------------------- autograd
     def backward(self, gradient: Any = None, retain_graph: bool = False) -> None:
@@ -193,7 +186,8 @@ class Tensor:
         >>> x.grad
         array([3., 3.], dtype=float32)
         """
-        _autograd.backward(self, gradient, retain_graph)
+        seed = seed_gradient(self, gradient, "backward")
+        engine.run_backward([self], [seed], retain_graph=retain_graph)
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (no copy)."""
@@ -263,35 +257,6 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def to(self, backend: str | Backend, *, dtype: Any = None, device: Any = None) -> Tensor:
-        """Move to another backend (and/or dtype, device); differentiable.
-
-        Examples
-        --------
-        >>> import minitorch
-        >>> x = minitorch.tensor([1.0, 2.0])
-        >>> x.to("numpy", dtype="float64").dtype
-        dtype('float64')
-        """
-        from .backend import Backend, resolve
-        from .ops.elementwise import astype
-        from .ops.shape import move
-
-        if isinstance(backend, Backend):
-            dst = backend
-            if device is not None:
-                dst = resolve(dst.name, dst.dtype, device)
-        else:
-            dst = resolve(backend, None, device)
-        out = self
-        if dst.name != self._backend.name or (
-            device is not None and str(dst.device) != str(self.device)
-        ):
-            out = move(self, backend=dst, source=self._backend)
-        if dtype is not None:
-            out = astype(out, dst.resolve_dtype(dtype))
-        return out
-
     # ---------------------------------------------------------------- in-place
     def _rebase(self, result: Tensor, what: str) -> Tensor:
         """Make ``self`` hold ``result`` (an out-of-place result) and bump the version.
@@ -301,27 +266,17 @@ class Tensor:
         user has since changed, exactly as PyTorch does.
         """
         if result.data.dtype != self.data.dtype:
-            result = result.astype(self.data.dtype)
+            result = self.__array_namespace__().astype(result, self.data.dtype)
         old = self._node
         self.data = result.data
         self._version += 1
-        if old is not None and old.saves_output() and old.out_modified is None:
-            label = f"tensor {self.name!r}" if self.name else "tensor"
-            old.out_modified = (
-                f"{label} of shape {self.shape} and dtype "
-                f"{self._backend.dtype_name(self.data.dtype)}",
-                self._version,
-                weakref.ref(self),  # later in-place ops bump the version reported
-            )
+        if old is not None:
+            old.output_modified(self)
         if _grad_mode._state.enabled and result._node is not None:
-            node = result._node
-            self._node = node
+            self._node = result._node
             self.requires_grad = True
             # the in-place op saw `self` at its new version: expect that one
-            node.checks = tuple(
-                (self, self._version, i) if t is self or t is result else (t, v, i)
-                for t, v, i in node.checks
-            )
+            result._node.expect_version(self, result)
         return self
 
     def _check_inplace(self, what: str) -> None:
@@ -369,21 +324,14 @@ class Tensor:
         if not xp.isdtype(self.data.dtype, "real floating"):
             full = xp.full(self.data.shape, value, dtype=self.data.dtype, device=self.data.device)
             return Tensor._make(full, self._backend, None)
-        from .ops.elementwise import where
-
         never = xp.zeros(self.data.shape, dtype=xp.bool, device=self.data.device)
-        return where(Tensor._make(never, self._backend, None), self, float(value))
+        out: Tensor = self.__array_namespace__().where(never, self, float(value))
+        return out
 
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from .ops.indexing import setitem
-
-        self._check_inplace("__setitem__")
-        self._rebase(setitem(self, value, key=key), "__setitem__")
 
     # ---------------------------------------------------------------- display
     def __repr__(self) -> str:
@@ -406,80 +354,94 @@ class Tensor:
 
     if TYPE_CHECKING:
         # Methods and operators bound from the op registry (src/minitorch/ops/), declared
-        # here for type checkers only; tests/test_public_api.py keeps the two in step.
-        def add(self, other: Operand) -> Tensor: ...
-        def sub(self, other: Operand) -> Tensor: ...
-        def mul(self, other: Operand) -> Tensor: ...
-        def div(self, other: Operand) -> Tensor: ...
-        def pow(self, other: Operand) -> Tensor: ...
-        def neg(self) -> Tensor: ...
-        def __add__(self, other: Operand) -> Tensor: ...
-        def __radd__(self, other: Operand) -> Tensor: ...
-        def __sub__(self, other: Operand) -> Tensor: ...
-        def __rsub__(self, other: Operand) -> Tensor: ...
-        def __mul__(self, other: Operand) -> Tensor: ...
-        def __rmul__(self, other: Operand) -> Tensor: ...
-        def __truediv__(self, other: Operand) -> Tensor: ...
-        def __rtruediv__(self, other: Operand) -> Tensor: ...
-        def __pow__(self, other: Operand) -> Tensor: ...
-        def __rpow__(self, other: Operand) -> Tensor: ...
-        def __matmul__(self, other: Operand) -> Tensor: ...
-        def __rmatmul__(self, other: Operand) -> Tensor: ...
-        def __neg__(self) -> Tensor: ...
-        def __abs__(self) -> Tensor: ...
-        def __invert__(self) -> Tensor: ...
-        def __eq__(self, other: object) -> Tensor: ...  # type: ignore[override]
-        def __ne__(self, other: object) -> Tensor: ...  # type: ignore[override]
-        def __lt__(self, other: Operand) -> Tensor: ...
-        def __le__(self, other: Operand) -> Tensor: ...
-        def __gt__(self, other: Operand) -> Tensor: ...
-        def __ge__(self, other: Operand) -> Tensor: ...
-        def __getitem__(self, key: Any) -> Tensor: ...
+        # here for type checkers only.
+        # <regen:methods> generated by `nox -s regen`: do not edit
+        @property
+        def T(self) -> Tensor: ...
+        def abs(self) -> Tensor: ...
+        def add(self, y: Operand) -> Tensor: ...
+        def all(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        def any(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor: ...
+        def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor: ...
+        def astype(self, dtype: Any = None) -> Tensor: ...
+        def broadcast_to(self, shape: Sequence[int]) -> Tensor: ...
+        def clip(self, min: float | None = None, max: float | None = None) -> Tensor: ...
+        def clone(self) -> Tensor: ...
+        def div(self, y: Operand) -> Tensor: ...
+        def erf(self) -> Tensor: ...
         def exp(self) -> Tensor: ...
+        def expand_dims(self, axis: int = 0) -> Tensor: ...
+        def flip(self, axis: int | tuple[int, ...] | None = None) -> Tensor: ...
+        def gelu(self, approximate: str = "none") -> Tensor: ...
+        def isfinite(self) -> Tensor: ...
+        def leaky_relu(self, negative_slope: float = 0.01) -> Tensor: ...
         def log(self) -> Tensor: ...
         def log1p(self) -> Tensor: ...
-        def sqrt(self) -> Tensor: ...
-        def abs(self) -> Tensor: ...
-        def sign(self) -> Tensor: ...
-        def erf(self) -> Tensor: ...
-        def isfinite(self) -> Tensor: ...
-        def maximum(self, other: Operand) -> Tensor: ...
-        def minimum(self, other: Operand) -> Tensor: ...
-        def clip(self, min: float | None = None, max: float | None = None) -> Tensor: ...
-        def astype(self, dtype: Any) -> Tensor: ...
-        def clone(self) -> Tensor: ...
+        def log_softmax(self, axis: int = -1) -> Tensor: ...
+        def logsumexp(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        @property
+        def mT(self) -> Tensor: ...
+        def matmul(self, y: Operand) -> Tensor: ...
+        def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        def maximum(self, y: Operand) -> Tensor: ...
+        def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        def minimum(self, y: Operand) -> Tensor: ...
+        def mul(self, y: Operand) -> Tensor: ...
+        def neg(self) -> Tensor: ...
+        def permute(self, *dims: Any) -> Tensor: ...
+        def permute_dims(self, axes: Sequence[int]) -> Tensor: ...
+        def pow(self, y: Operand) -> Tensor: ...
         def relu(self) -> Tensor: ...
-        def leaky_relu(self, negative_slope: float = 0.01) -> Tensor: ...
+        def reshape(self, *shape: Any) -> Tensor: ...
         def sigmoid(self) -> Tensor: ...
-        def tanh(self) -> Tensor: ...
-        def gelu(self, approximate: str = "none") -> Tensor: ...
-        def softplus(self) -> Tensor: ...
+        def sign(self) -> Tensor: ...
         def silu(self) -> Tensor: ...
         def softmax(self, axis: int = -1) -> Tensor: ...
-        def log_softmax(self, axis: int = -1) -> Tensor: ...
+        def softplus(self) -> Tensor: ...
+        def sqrt(self) -> Tensor: ...
+        def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor: ...
+        def sub(self, y: Operand) -> Tensor: ...
         def sum(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
+        def take(self, indices: Operand, axis: int | None = None) -> Tensor: ...
+        def tanh(self) -> Tensor: ...
+        def to(
+            self, backend: str | Backend, *, dtype: Any = None, device: Any = None
+        ) -> Tensor: ...
+        def transpose(self, axes: Sequence[int] | None = None) -> Tensor: ...
         def var(
             self, axis: Axis = None, keepdims: bool = False, correction: float = 0.0
         ) -> Tensor: ...
-        def logsumexp(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor: ...
-        def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor: ...
-        def all(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def any(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def take(self, indices: Any, axis: int | None = None) -> Tensor: ...
-        def matmul(self, other: Operand) -> Tensor: ...
-        def reshape(self, *shape: Any) -> Tensor: ...
         def view(self, *shape: Any) -> Tensor: ...
-        def permute(self, *dims: Any) -> Tensor: ...
-        def permute_dims(self, axes: Sequence[int]) -> Tensor: ...
-        def transpose(self, axes: Sequence[int] | None = None) -> Tensor: ...
-        def broadcast_to(self, shape: Sequence[int]) -> Tensor: ...
-        def expand_dims(self, axis: int = 0) -> Tensor: ...
-        def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor: ...
-        def flip(self, axis: int | tuple[int, ...] | None = None) -> Tensor: ...
+        def __abs__(self) -> Tensor: ...
+        def __add__(self, other: Operand) -> Tensor: ...
+        def __and__(self, other: Operand) -> Tensor: ...
+        def __eq__(self, other: object) -> Tensor: ...  # type: ignore[override]
+        def __ge__(self, other: Operand) -> Tensor: ...
+        def __getitem__(self, key: Any) -> Tensor: ...
+        def __gt__(self, other: Operand) -> Tensor: ...
+        def __invert__(self) -> Tensor: ...
+        def __le__(self, other: Operand) -> Tensor: ...
+        def __lt__(self, other: Operand) -> Tensor: ...
+        def __matmul__(self, other: Operand) -> Tensor: ...
+        def __mul__(self, other: Operand) -> Tensor: ...
+        def __ne__(self, other: object) -> Tensor: ...  # type: ignore[override]
+        def __neg__(self) -> Tensor: ...
+        def __or__(self, other: Operand) -> Tensor: ...
+        def __pow__(self, other: Operand) -> Tensor: ...
+        def __radd__(self, other: Operand) -> Tensor: ...
+        def __rand__(self, other: Operand) -> Tensor: ...
+        def __rmatmul__(self, other: Operand) -> Tensor: ...
+        def __rmul__(self, other: Operand) -> Tensor: ...
+        def __ror__(self, other: Operand) -> Tensor: ...
+        def __rpow__(self, other: Operand) -> Tensor: ...
+        def __rsub__(self, other: Operand) -> Tensor: ...
+        def __rtruediv__(self, other: Operand) -> Tensor: ...
+        def __setitem__(self, key: Any, value: Any) -> None: ...
+        def __sub__(self, other: Operand) -> Tensor: ...
+        def __truediv__(self, other: Operand) -> Tensor: ...
+        # </regen:methods>
 
 
 def _check_float(t: Tensor, who: str) -> None:
@@ -492,6 +454,166 @@ def _check_float(t: Tensor, who: str) -> None:
         )
 
 
-from . import autograd as _autograd  # noqa: E402
+_new = object.__new__
 
-_autograd._Tensor = Tensor
+
+def _init(t: Tensor, data: Any, backend: Backend, node: Node | None) -> None:
+    """Every slot of a new Tensor: the one place that sets them."""
+    t.data = data
+    t.grad = None
+    t.requires_grad = node is not None
+    t._node = node
+    t._version = 0
+    t._backend = backend
+    t.name = None
+
+
+def _host_data(data: Any) -> np.ndarray:
+    """Python numbers / nested lists as a NumPy array of numbers, or a clear error."""
+    try:
+        arr = np.asarray(data)
+    except ValueError as exc:  # NumPy >= 1.24 refuses ragged nested lists
+        arr, cause = np.empty(0, dtype=object), exc
+    else:
+        cause = None
+    if arr.dtype == object:
+        raise TypeError(
+            "tensor(): could not make a rectangular array of numbers from the data "
+            "(ragged nested lists, or Tensors inside a list?)"
+        ) from cause
+    return arr
+
+
+# ---------------------------------------------------------------- apply: forward + record
+def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
+    """Run ``op`` forward on ``args`` (Tensors and Python scalars) and record a Node.
+
+    A result requires grad iff grad mode is on, the op is differentiable and some input
+    requires grad; otherwise nothing is saved.
+    """
+    be = None
+    needs_grad = False
+    datas = []
+    edges = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if be is None:
+                be = a._backend
+            elif a._backend is not be and a._backend.name != be.name:
+                raise _mix_error(op, args)
+            datas.append(a.data)
+            if a.requires_grad:
+                needs_grad = True
+                edges.append(a._node or a)
+            else:
+                edges.append(None)
+        else:
+            datas.append(a)
+            edges.append(None)
+    if be is None:
+        raise OpError(f"{op.name}: needs at least one Tensor input")
+    try:
+        out, saved = op.fwd(be.xp, *datas, **params)
+    except OpError:
+        raise
+    except Exception as exc:
+        raise _forward_error(op, args, params, exc) from exc
+    if op.moves:
+        be = params["backend"]
+    res = _new(Tensor)
+    if not needs_grad or op.vjp is None or not _grad_mode._state.enabled:
+        _init(res, out, be, None)
+    else:
+        _init(res, out, be, record(op, params, saved, edges, out, be, args, datas))
+    return res  # type: ignore[no-any-return]
+
+
+def describe(x: Any) -> str:
+    """A short description of an op argument: shape, dtype and backend of a Tensor."""
+    if isinstance(x, Tensor):
+        return (
+            f"Tensor(shape={tuple(x.data.shape)}, dtype={x._backend.dtype_name(x.data.dtype)}, "
+            f"backend={x._backend.name}, device={x.device})"
+        )
+    if isinstance(x, bool | int | float):
+        return f"{type(x).__name__} {x!r}"
+    shape = getattr(x, "shape", None)
+    if shape is not None:
+        return f"{type(x).__module__}.{type(x).__name__}(shape={tuple(shape)}, dtype={x.dtype})"
+    return type(x).__name__
+
+
+def _mix_error(op: Op, args: Sequence[Any]) -> BackendMismatchError:
+    names = sorted({a._backend.name for a in args if isinstance(a, Tensor)})
+    inputs = "; ".join(describe(a) for a in args)
+    return BackendMismatchError(
+        f"{op.name}: cannot combine tensors from different backends ({' and '.join(names)}); "
+        f"inputs: {inputs}. Move one with .to({names[0]!r}) first."
+    )
+
+
+def _forward_error(
+    op: Op, args: Sequence[Any], params: dict[str, Any], exc: Exception
+) -> OpError:
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    devices = {str(t.device) for t in tensors}
+    inputs = "; ".join(describe(a) for a in args)
+    shown = {k: v for k, v in params.items() if not hasattr(v, "shape")}
+    extra = f" with {shown}" if shown else ""
+    if len(devices) > 1:
+        return BackendMismatchError(
+            f"{op.name}: tensors are on different devices ({' and '.join(sorted(devices))}); "
+            f"inputs: {inputs}. Move them to one device first."
+        )
+    return OpError(f"{op.name}{extra} failed on inputs {inputs}: {type(exc).__name__}: {exc}")
+
+
+# ---------------------------------------------------------------- gradients and namespaces
+def seed_gradient(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -> Any:
+    """The gradient a backward pass from ``t`` starts with: ``gradient`` checked and
+    converted (an array, or a Tensor with ``as_tensor``), or ones for one element."""
+    if not t.requires_grad:
+        raise RuntimeError(
+            f"{who}: the tensor (shape {tuple(t.data.shape)}) does not require grad and has "
+            f"no graph. Create its inputs with requires_grad=True (and not under no_grad())."
+        )
+    xp = t._backend.xp
+    if gradient is None:
+        if math.prod(t.data.shape) != 1:
+            raise RuntimeError(
+                f"{who}: a gradient can be created implicitly only for outputs with one "
+                f"element; this output has shape {tuple(t.data.shape)}. Pass gradient= "
+                f"(an array of that shape), or reduce it first, e.g. y.sum().backward()."
+            )
+        g = xp.ones_like(t.data)
+        return Tensor._make(g, t._backend, None) if as_tensor else g
+    given = gradient if isinstance(gradient, Tensor) else None
+    if given is not None:
+        gd = given.data
+    else:
+        gd = as_array(gradient, t._backend, t.data.dtype, t.device)
+    if tuple(gd.shape) != tuple(t.data.shape):
+        raise RuntimeError(
+            f"{who}: gradient has shape {tuple(gd.shape)} but the output has shape "
+            f"{tuple(t.data.shape)}; they must match."
+        )
+    if as_tensor:
+        return given if given is not None else Tensor._make(gd, t._backend, None)
+    return xp.asarray(gd, copy=True)
+
+
+# backend -> its differentiable namespace; filled by minitorch.array_api when imported
+_namespace: list[Callable[[Backend], Any]] = []
+
+
+def register_namespace(factory: Callable[[Backend], Any]) -> None:
+    """Set how the differentiable namespace of a backend is made (one factory; the
+    layer above, :mod:`minitorch.array_api`, registers it)."""
+    _namespace[:] = [factory]
+
+
+def namespace_of(backend: Backend) -> Any:
+    """The differentiable Array API namespace of ``backend`` (its dtype and device)."""
+    if not _namespace:
+        raise RuntimeError("no differentiable namespace registered: `import minitorch` first")
+    return _namespace[0](backend)

@@ -28,7 +28,7 @@ import numpy as np
 
 from minigrad.viz import DotGraph, escape_label, render_dot
 
-from .autograd import Node
+from .engine import Node
 from .tensor import Tensor
 
 __all__ = ["escape_label", "render", "render_dot", "to_dot"]
@@ -93,16 +93,6 @@ def _tensor_lines(t: Tensor, max_values: int, *, with_grad: bool = True) -> list
         else:
             lines.append(f"|grad| {_norm(be.to_numpy(t.grad))}")
     return lines
-
-
-def _saved_input(node: Node, k: int) -> Any:
-    """The array of input ``k`` if the op saved it and still holds it, else None."""
-    if node.saved is None or node.tags is None:
-        return None
-    for s, tag in zip(node.saved, node.tags, strict=True):
-        if tag == k:
-            return s
-    return None
 
 
 def _walk(root: Node) -> list[Node]:
@@ -185,7 +175,7 @@ def to_dot(tensor: Tensor, *, max_values: int = 4, title: str = "", rankdir: str
             else:
                 cid = f"c{nid[2:]}_{k}"
                 lines = [f"input {k} (no grad)"]
-                arr = _saved_input(n, k)
+                arr = n.saved_input(k)
                 if arr is not None:
                     host = np.asarray(n.backend.to_numpy(arr))
                     lines.append(f"{_shape(tuple(host.shape))} {n.backend.dtype_name(arr.dtype)}")

@@ -19,7 +19,7 @@ import importlib
 import importlib.util
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,8 +29,10 @@ from . import _fallback
 __all__ = [
     "BACKENDS",
     "Backend",
+    "as_array",
     "available_backends",
     "get_backend",
+    "shape_arg",
     "set_backend",
     "to_host",
     "use_backend",
@@ -303,3 +305,40 @@ def to_host(x: Any) -> np.ndarray:
 def available_backends() -> list[str]:
     """Names of the backends whose library is installed (nothing is imported)."""
     return [n for n, (_, lib, _) in BACKENDS.items() if importlib.util.find_spec(lib) is not None]
+
+
+def _is_backend_array(data: Any, be: Backend) -> bool:
+    if be.name == "numpy":
+        return isinstance(data, np.ndarray)
+    mod = type(data).__module__.split(".")[0]
+    return mod == be.library.__name__.split(".")[0] and hasattr(data, "shape")
+
+
+def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> Array:
+    """Python data, NumPy or any DLPack-capable array as an array of ``be`` (no copy
+    where ``data`` already is one of the wanted dtype and device)."""
+    device = be.device if device is None else device
+    if _is_backend_array(data, be):
+        out = data
+        if dtype is not None and out.dtype != dtype:
+            out = be.xp.astype(out, dtype)
+        if be.name != "numpy" and str(out.device) != str(device):
+            out = be.xp.asarray(out, device=device)
+        return out
+    if not isinstance(data, np.ndarray):
+        data = to_host(data)
+    if dtype is None:
+        if data.dtype.kind == "f" and data.dtype != np.float64 and data.dtype != np.float32:
+            dtype = be.dtype
+        elif data.dtype.kind in "iu":
+            dtype = be.dtypes["int64"]
+        else:
+            dtype = be.resolve_dtype(data.dtype.name) if data.dtype.name in be.dtypes else None
+    return be.from_numpy(data, dtype, device)
+
+
+def shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``f(2, 3)`` and ``f((2, 3))`` alike: the ``*shape`` arguments as one tuple."""
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        return tuple(shape[0])
+    return tuple(shape)

@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 
 import minitorch
-from minitorch.autograd import Node, unbroadcast
+from minitorch.backend import resolve
+from minitorch.engine import Node, run_backward
 from minitorch.tensor import Tensor
+from minitorch.viz import to_dot
 
 __all__ = [
     "EXPRESSIONS",
@@ -229,8 +231,6 @@ def lab_backend(name: str) -> minitorch.Backend:
     >>> be.dtype_name(be.dtype)
     'float64'
     """
-    from minitorch.backend import resolve
-
     try:
         be = resolve(name, "float64")
     except ValueError:  # no float64 (JAX without JAX_ENABLE_X64=1)
@@ -362,8 +362,6 @@ def _build(
 
 def graph_dot(root: Tensor) -> str:
     """The DOT text of ``root``'s graph, from :func:`minitorch.viz.to_dot`."""
-    from minitorch.viz import to_dot
-
     return to_dot(root)
 
 
@@ -510,61 +508,39 @@ def naive_backward(root: Tensor, before: Snapshot) -> dict[int, Any]:
             "naive_backward: the tensor has no graph (create it from tensors that require grad)"
         )
 
-    def current(n: Node) -> tuple[Any, ...]:
-        # the saved values, with modified inputs/outputs replaced by their current data
-        assert n.saved is not None
-        if n.tags is None:
-            return tuple(n.saved)
-        out = []
-        for s, tag in zip(n.saved, n.tags, strict=True):
-            if tag is None:
-                out.append(s)
-                continue
-            src = n if tag == -1 else n.edges[tag]
-            t = made.get(id(src)) if isinstance(src, Node) else src
-            out.append(t.data if t is not None and id(t) in changed else s)
-        return tuple(out)
+    def current(s: Any, n: Node, role: int) -> Any:
+        # a saved input/output that was modified since the snapshot: its current data
+        src = n.source(role)
+        t = made.get(id(src)) if isinstance(src, Node) else src
+        return t.data if t is not None and id(t) in changed else s
 
-    # count consumers, then visit in topological order, as the real engine does
-    deps: dict[Node, int] = {node: 0}
-    stack = [node]
+    def naive(n: Node) -> tuple[Any, tuple[Any, ...]]:  # and no version checks
+        return n.backend.xp, n.saved_values(current, keep_derived=True)
+
+    # the real engine's backward pass, with the saved values read the naive way
+    start = Tensor._make(root.data, node.backend, node)  # the root as it was recorded
+    leaves = _graph_leaves(node)
+    seed = node.backend.xp.ones_like(root.data)
+    grads = run_backward([start], [seed], retain_graph=True, inputs=leaves, vjp_args=naive)
+    return {id(t): g for t, g in zip(leaves, grads, strict=True) if g is not None}
+
+
+def _graph_leaves(root: Node) -> list[Tensor]:
+    """The leaf tensors (that require grad) of the graph below ``root``."""
+    leaves: dict[int, Tensor] = {}
+    seen: set[int] = set()
+    stack = [root]
     while stack:
         n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
         for e in n.edges:
             if isinstance(e, Node):
-                if e not in deps:
-                    deps[e] = 0
-                    stack.append(e)
-                deps[e] += 1
-    grads: dict[Node, Any] = {node: node.backend.xp.ones_like(root.data)}
-    leaf: dict[int, Any] = {}
-    ready = [node]
-    while ready:
-        n = ready.pop()
-        g = grads.pop(n)
-        if n.saved is None:
-            raise RuntimeError(
-                f"naive_backward: the values saved by {n.op.name} were freed by an earlier backward"
-            )
-        assert n.op.vjp is not None
-        needs = tuple(e is not None for e in n.edges)
-        gins = n.op.vjp(n.backend.xp, g, current(n), needs, **n.params)
-        for e, gi in zip(n.edges, gins, strict=True):
-            if e is None:
-                continue
-            if gi is not None:
-                shape = tuple(e.shape) if isinstance(e, Node) else tuple(e.data.shape)
-                if tuple(gi.shape) != shape:
-                    gi = unbroadcast(n.backend.xp, gi, shape)
-            if isinstance(e, Node):
-                if gi is not None:
-                    grads[e] = grads[e] + gi if e in grads else gi
-                deps[e] -= 1
-                if deps[e] == 0:
-                    ready.append(e)
-            elif gi is not None:
-                leaf[id(e)] = leaf[id(e)] + gi if id(e) in leaf else gi
-    return leaf
+                stack.append(e)
+            elif e is not None:
+                leaves[id(e)] = e
+    return list(leaves.values())
 
 
 def simulate_error(

@@ -3,15 +3,20 @@
 ``defop`` takes an op's forward ``fwd(xp, *arrays, **params) -> (out, saved)`` and its
 VJP ``vjp(xp, g, saved, needs, **params) -> one gradient (or None) per input``, plus
 the op's *facts* (reference, sampling domain, kinks, tolerances, skips), and returns the
-public function. The Tensor method and operators are bound from the same declaration,
-and the test suites, ``minitorch check`` and the op table in the docs all read
-``REGISTRY``.
+public function. Everything else is derived from that one declaration: the Tensor
+methods and operators (bound here), the entry in the differentiable namespace
+(:mod:`minitorch.array_api`), the export from ``minitorch`` and the typed method
+signatures (``nox -s regen``), the op table in ``docs/ops.md``, and the generic tests
+and ``minitorch check``, which read ``REGISTRY``.
+
+``defop`` is public (``minitorch.defop``): code outside the package declares its own
+ops exactly as minitorch's built-in ones are declared (docs/custom-ops.md).
 
 Rules for a VJP (they make higher-order derivatives free):
 
 * use only operators and ``xp.`` calls, so the same rule runs on backend arrays (a
-  normal backward) and on Tensors (``create_graph=True``, where ``xp`` is
-  :mod:`minitorch.array_api`);
+  normal backward) and on Tensors (``create_graph=True``, where ``xp`` is the
+  differentiable namespace of the tensors' backend);
 * ``saved`` may hold the op's inputs, its output, and non-differentiable constants
   (masks, indices, shapes). A value *derived* from those (e.g. cross-entropy's
   ``softmax - onehot``) may be saved as a shortcut if its index is listed in
@@ -30,14 +35,24 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import apply
-from ..backend import get_backend
-from ..tensor import Tensor
+from ..backend import Backend, as_array, get_backend
+from ..tensor import Tensor, apply
 
-__all__ = ["REGISTRY", "Facts", "OpDef", "Sample", "defop"]
+__all__ = [
+    "BOUND",
+    "OPERATORS",
+    "REGISTRY",
+    "Facts",
+    "OpDef",
+    "Sample",
+    "call",
+    "defop",
+    "tensor_method",
+]
 
 Fwd = Callable[..., tuple[Any, tuple[Any, ...]]]
 Vjp = Callable[..., Sequence[Any]]
+BUILTIN_PACKAGE = __name__.rsplit(".", 1)[0]  # minitorch.ops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,16 +130,40 @@ class OpDef:
     family: str = ""
     fn: Callable[..., Any] | None = None
     derived: tuple[int, ...] = ()
+    prepare: Callable[[Sequence[Any], dict[str, Any]], dict[str, Any]] | None = None
+    #: Tensor attributes bound to ``fn`` (methods and operators)
+    methods: tuple[str, ...] = ()
+    #: other public names of ``fn`` (e.g. ``cat`` for ``concat``)
+    aliases: tuple[str, ...] = ()
+    #: its name in the differentiable namespace, if the Array API standard's differs
+    api: str | None = None
+    #: the module that declared it
+    module: str = ""
 
     @property
     def differentiable(self) -> bool:
         return self.vjp is not None or self.compose is not None
+
+    @property
+    def builtin(self) -> bool:
+        """Declared by minitorch itself (in ``minitorch.ops``), not by a user."""
+        return self.module.startswith(BUILTIN_PACKAGE + ".")
+
+    @property
+    def public_names(self) -> tuple[str, ...]:
+        """The names the public function goes by: the op's name and its aliases."""
+        return (self.name, *self.aliases)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
 
 REGISTRY: dict[str, OpDef] = {}
+#: Tensor attribute -> what the registry bound there (op functions, operators and
+#: :func:`tensor_method` functions): read by ``nox -s regen`` for the typed stubs.
+BOUND: dict[str, Any] = {}
+#: the Tensor attributes among those that are binary operators (``self <op> other``)
+OPERATORS: set[str] = set()
 _EMPTY: dict[str, Any] = {}  # shared by every call without parameters; never mutated
 
 
@@ -135,11 +174,12 @@ def _first_tensor(args: Sequence[Any]) -> Tensor | None:
     return None
 
 
-def as_tensor_args(op: OpDef, args: Sequence[Any]) -> list[Any]:
+def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = None) -> list[Any]:
     """Tensors stay; Python scalars stay (if the op takes them) or become 0-d arrays;
-    anything array-like becomes a constant Tensor on the first Tensor's backend."""
+    anything array-like becomes a constant Tensor on the first Tensor's backend (or
+    ``backend``, or the current one, where there is no Tensor)."""
     first = _first_tensor(args)
-    be = first._backend if first is not None else get_backend()
+    be = first._backend if first is not None else backend or get_backend()
     ref_dtype = None
     for a in args:
         if isinstance(a, Tensor) and be.xp.isdtype(a.data.dtype, "real floating"):
@@ -154,21 +194,62 @@ def as_tensor_args(op: OpDef, args: Sequence[Any]) -> list[Any]:
         scalar_ok = isinstance(a, bool | int | float) and op.scalars and first is not None
         if isinstance(a, Tensor) or scalar_ok:
             out.append(a)
+            continue
+        if isinstance(a, bool):
+            dt = be.dtypes["bool"]
+        elif isinstance(a, float) or (isinstance(a, int) and ref_dtype is not None):
+            dt = ref_dtype if ref_dtype is not None else be.dtype
+        elif isinstance(a, list | tuple) and ref_dtype is not None:
+            arr = np.asarray(a)
+            dt = ref_dtype if arr.dtype.kind in "fiu" else None
         else:
-            from ..creation import _as_backend_array
-
-            if isinstance(a, bool):
-                dt = be.dtypes["bool"]
-            elif isinstance(a, float) or (isinstance(a, int) and ref_dtype is not None):
-                dt = ref_dtype if ref_dtype is not None else be.dtype
-            elif isinstance(a, list | tuple) and ref_dtype is not None:
-                arr = np.asarray(a)
-                dt = ref_dtype if arr.dtype.kind in "fiu" else None
-            else:
-                dt = None
-            device = first.device if first is not None else be.device
-            out.append(Tensor._make(_as_backend_array(a, be, dt, device), be, None))
+            dt = None
+        device = first.device if first is not None else be.device
+        out.append(Tensor._make(as_array(a, be, dt, device), be, None))
     return out
+
+
+def call(
+    op: OpDef, args: Sequence[Any], kwargs: dict[str, Any], backend: Backend | None = None
+) -> Any:
+    """Call ``op`` as its public function does, with ``backend`` for the constants made
+    from non-Tensor inputs when no input is a Tensor (the differentiable namespace
+    passes its own)."""
+    n = op.nin
+    if n == -1:
+        tensors: Sequence[Any] = list(args[0]) if args else []
+        rest = args[1:]
+        if not tensors:
+            raise ValueError(f"{op.name}: needs a non-empty sequence of tensors")
+    else:
+        if len(args) < n:
+            raise TypeError(f"{op.name}() takes {n} tensor argument(s), got {len(args)}")
+        tensors, rest = args[:n], args[n:]
+    pnames = op.params
+    if len(rest) > len(pnames):
+        raise TypeError(f"{op.name}() takes at most {len(pnames)} parameter(s) after the tensors")
+    if rest or kwargs or op.defaults:
+        params = dict(op.defaults)
+        params.update(zip(pnames, rest, strict=False))
+        for k, v in kwargs.items():
+            if k not in pnames:
+                raise TypeError(
+                    f"{op.name}() got an unexpected keyword argument {k!r}; "
+                    f"it takes {', '.join(pnames) or 'no parameters'}"
+                )
+            params[k] = v
+        missing = [p for p in pnames if p not in params]
+        if missing:
+            raise TypeError(f"{op.name}() missing parameter(s): {', '.join(missing)}")
+    else:
+        params = _EMPTY
+    if op.prepare is not None:
+        params = op.prepare(tensors, params)
+    if op.compose is not None:
+        return op.compose(*as_tensor_args(op, tensors, backend), **params)
+    if n != -1 and backend is None and all(type(t) is Tensor for t in tensors):
+        return apply(op, tensors, params)
+    return apply(op, as_tensor_args(op, tensors, backend), params)
 
 
 def defop(
@@ -177,9 +258,11 @@ def defop(
     vjp: Vjp | None = None,
     *,
     nin: int = 1,
-    method: bool | str | Callable[..., Any] = False,
+    method: bool | str | Sequence[str] = False,
     dunders: Sequence[str] = (),
     rdunders: Sequence[str] = (),
+    aliases: Sequence[str] = (),
+    api: str | None = None,
     scalars: bool = False,
     moves: bool = False,
     compose: Callable[..., Tensor] | None = None,
@@ -187,20 +270,79 @@ def defop(
     derived: Sequence[int] = (),
     facts: Facts | None = None,
     doc: str | None = None,
-) -> Callable[..., Tensor]:
+) -> Any:
     """Declare an op and return its public function.
 
-    ``nin`` is the number of leading tensor arguments (``-1``: one sequence of tensors,
-    as in ``concat``); the remaining arguments are parameters, named as in ``fwd``.
-    ``method`` binds it as a Tensor method (under ``name``, or the given name or
-    callable); ``dunders`` / ``rdunders`` bind operators (reflected: ``other op self``).
-    ``prepare(tensors, params)`` may validate and normalise the parameters first.
-    ``derived`` lists the indices of saved values the VJP may recompute (see above).
+    Parameters
+    ----------
+    name : str
+        The op's name: a Python identifier, unique among all ops.
+    fwd : callable
+        ``fwd(xp, *arrays, **params) -> (out, saved)``. Without ``fwd`` (and
+        ``compose``), ``defop`` returns a decorator for the forward:
+        ``@defop("name", vjp=...)``.
+    vjp : callable, optional
+        ``vjp(xp, g, saved, needs, **params)``: one gradient (or None) per input. None
+        declares an op without gradient (a comparison).
+    nin : int
+        The number of leading tensor arguments (``-1``: one sequence of tensors, as in
+        ``concat``); the remaining arguments are parameters, named as in ``fwd``.
+    method : bool, str or sequence of str
+        Bind the public function as a Tensor method: under ``name`` (True) or the
+        given name(s).
+    dunders, rdunders : sequence of str
+        Bind operators (``rdunders`` reflected: ``other op self``).
+    aliases : sequence of str
+        More public names (``cat`` for ``concat``).
+    api : str, optional
+        The op's name in the Array API standard, where it differs from ``name`` (it is
+        also listed in the differentiable namespace under that name).
+    scalars : bool
+        Python numbers may stand for tensor inputs (``x * 2``).
+    moves : bool
+        The result belongs to ``params["backend"]`` (moving between backends).
+    compose : callable, optional
+        An op written in terms of other ops (no fwd/vjp: the chain rule differentiates it).
+    prepare : callable, optional
+        ``prepare(tensors, params) -> params``: validate and normalise parameters.
+    derived : sequence of int
+        Indices of saved values the VJP may recompute (see the rules above).
+    facts : Facts, optional
+        What the generic tests, ``minitorch check`` and the docs need to know.
+    doc : str, optional
+        The docstring (default: the forward's).
+
+    Raises
+    ------
+    ValueError
+        If the name, an alias or a method name is taken by another op or by a Tensor
+        attribute. Declaring the same op again from the same module (re-running a
+        notebook cell, reloading a module) replaces it.
     """
-    if name in REGISTRY:
-        raise ValueError(f"op {name!r} is registered twice")
+    if fwd is None and compose is None:
+
+        def decorate(f: Fwd) -> Any:
+            return defop(
+                name, f, vjp, nin=nin, method=method, dunders=dunders, rdunders=rdunders,
+                aliases=aliases, api=api, scalars=scalars, moves=moves, prepare=prepare,
+                derived=derived, facts=facts, doc=doc,
+            )  # fmt: skip
+
+        return decorate
     target = compose if compose is not None else fwd
-    assert target is not None, name
+    assert target is not None
+    module = target.__module__ or ""
+    qualname = getattr(target, "__qualname__", name)
+    if isinstance(method, str):
+        methods: tuple[str, ...] = (method,)
+    elif method is True:
+        methods = (name,)
+    elif method is False:
+        methods = ()
+    else:
+        methods = tuple(method)  # type: ignore[arg-type]
+    bound = (*methods, *dunders, *rdunders)
+    replaces = _check_names(name, module, qualname, tuple(aliases), bound)
     sig = inspect.signature(target)
     plist = list(sig.parameters.values())
     skip = (0 if compose is not None else 1) + (1 if nin == -1 else nin)
@@ -217,13 +359,43 @@ def defop(
         moves=moves,
         facts=facts or Facts(),
         compose=compose,
-        family=(target.__module__ or "").rsplit(".", 1)[-1],
+        family=module.rsplit(".", 1)[-1] if module.startswith(BUILTIN_PACKAGE + ".") else module,
         derived=tuple(derived),
+        prepare=prepare,
+        methods=bound,
+        aliases=tuple(aliases),
+        api=api,
+        module=module,
     )
-    n = nin
-    plain = compose is None and prepare is None and nin > 0
+    fn = _public_function(op, target, plist, skip)
+    fn.__doc__ = doc or target.__doc__
+    object.__setattr__(op, "fn", fn)
+    if replaces is not None:
+        _unbind(replaces)
+    REGISTRY[name] = op
+    plain = compose is None and prepare is None and nin == 2
     # a call with the tensors alone uses the defaults; `defaults` is shared, never mutated
     plain_params = defaults if defaults else _EMPTY
+    for m in methods:
+        _bind(m, fn)
+    for d in dunders:
+        _bind(d, _dunder(op, fn, plain_params) if plain else fn)
+        if plain:
+            OPERATORS.add(d)
+    for d in rdunders:
+        _bind(d, _reflected(fn))
+        OPERATORS.add(d)
+    return fn
+
+
+def _public_function(
+    op: OpDef, target: Callable[..., Any], plist: list[inspect.Parameter], skip: int
+) -> Callable[..., Any]:
+    """The function users call: a fast path for tensors alone, else :func:`call`."""
+    n = op.nin
+    scalars = op.scalars
+    plain = op.compose is None and op.prepare is None and n > 0
+    plain_params = op.defaults if op.defaults else _EMPTY
 
     def fn(*args: Any, **kwargs: Any) -> Any:
         if plain and not kwargs and len(args) == n:
@@ -234,61 +406,99 @@ def defop(
                     break
             else:
                 return apply(op, args, plain_params)
-        if n == -1:
-            tensors: Sequence[Any] = list(args[0]) if args else []
-            rest = args[1:]
-            if not tensors:
-                raise ValueError(f"{name}: needs a non-empty sequence of tensors")
-        else:
-            if len(args) < n:
-                raise TypeError(f"{name}() takes {n} tensor argument(s), got {len(args)}")
-            tensors, rest = args[:n], args[n:]
-        if len(rest) > len(pnames):
-            raise TypeError(f"{name}() takes at most {len(pnames)} parameter(s) after the tensors")
-        if rest or kwargs or defaults:
-            params = dict(defaults)
-            params.update(zip(pnames, rest, strict=False))
-            for k, v in kwargs.items():
-                if k not in pnames:
-                    raise TypeError(
-                        f"{name}() got an unexpected keyword argument {k!r}; "
-                        f"it takes {', '.join(pnames) or 'no parameters'}"
-                    )
-                params[k] = v
-            missing = [p for p in pnames if p not in params]
-            if missing:
-                raise TypeError(f"{name}() missing parameter(s): {', '.join(missing)}")
-        else:
-            params = _EMPTY
-        if prepare is not None:
-            params = prepare(tensors, params)
-        if compose is not None:
-            return compose(*as_tensor_args(op, tensors), **params)
-        if n != -1 and all(type(t) is Tensor for t in tensors):
-            return apply(op, tensors, params)
-        return apply(op, as_tensor_args(op, tensors), params)
+        return call(op, args, kwargs)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc or target.__doc__
-    fn.__module__ = "minitorch"
-    params_sig = plist[skip:]
-    if nin == -1:
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = target.__doc__
+    fn.__module__ = "minitorch" if op.builtin else op.module
+    if n == -1:
         lead = [inspect.Parameter("tensors", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     else:
-        lead = [p.replace(annotation=inspect.Parameter.empty) for p in plist[skip - nin : skip]]
-    fn.__signature__ = sig.replace(parameters=[*lead, *params_sig], return_annotation="Tensor")  # type: ignore[attr-defined]
-    object.__setattr__(op, "fn", fn)
-    REGISTRY[name] = op
-    if method:
-        if callable(method) and not isinstance(method, bool):
-            setattr(Tensor, getattr(method, "__name__", name), method)
-        else:
-            setattr(Tensor, name if method is True else str(method), fn)
-    for d in dunders:
-        setattr(Tensor, d, _dunder(op, fn, plain_params) if plain and nin == 2 else fn)
-    for d in rdunders:
-        setattr(Tensor, d, _reflected(fn))
+        lead = [p.replace(annotation=inspect.Parameter.empty) for p in plist[skip - n : skip]]
+    sig = inspect.signature(target)
+    fn.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[*lead, *plist[skip:]], return_annotation="Tensor"
+    )
     return fn
+
+
+def _check_names(
+    name: str, module: str, qualname: str, aliases: tuple[str, ...], bound: tuple[str, ...]
+) -> OpDef | None:
+    """Refuse a name that another op or a Tensor attribute already has; returns the op
+    this one replaces (the same op declared again by the same module), if any."""
+    for n in (name, *aliases):
+        if not n.isidentifier():
+            raise ValueError(f"defop: op names must be Python identifiers, got {n!r}")
+    old = REGISTRY.get(name)
+    replaces = None
+    if old is not None:
+        old_target = old.compose if old.compose is not None else old.fwd
+        if old.module == module and getattr(old_target, "__qualname__", None) == qualname:
+            replaces = old
+        else:
+            raise ValueError(
+                f"defop: an op named {name!r} is already registered ({_who(old)}); "
+                f"choose another name, e.g. {module.split('.')[0]}_{name}"
+            )
+    for op in REGISTRY.values():
+        if op is replaces:
+            continue
+        for a in aliases:
+            if a in op.public_names:
+                raise ValueError(
+                    f"defop: {name}: the alias {a!r} is already a name of {_who(op)}"
+                )
+        if name in op.aliases:
+            raise ValueError(f"defop: {name!r} is already a name of {_who(op)}")
+    for attr in bound:
+        owner = BOUND.get(attr)
+        taken = owner is not None and owner is not _bound_by(replaces, attr)
+        if taken or (owner is None and _defined_on_tensor(attr)):
+            raise ValueError(
+                f"defop: {name}: Tensor.{attr} already exists; bind the op under another "
+                f"method name, or leave method= out and call it as a function"
+            )
+    return replaces
+
+
+def _defined_on_tensor(attr: str) -> bool:
+    """Tensor (or a subclass' base other than ``object``) already has ``attr``."""
+    return any(attr in vars(c) for c in Tensor.__mro__ if c is not object)
+
+
+def _who(op: OpDef) -> str:
+    return f"minitorch's built-in op minitorch.{op.name}" if op.builtin else f"{op.module}"
+
+
+def _bound_by(op: OpDef | None, attr: str) -> Any:
+    return getattr(Tensor, attr, None) if op is not None and attr in op.methods else None
+
+
+def _bind(attr: str, value: Any) -> None:
+    """Put ``value`` on Tensor as ``attr``: the one way methods get there."""
+    setattr(Tensor, attr, value)
+    BOUND[attr] = value
+
+
+def _unbind(op: OpDef) -> None:
+    for attr in op.methods:
+        if attr in BOUND:
+            del BOUND[attr]
+            delattr(Tensor, attr)
+
+
+def tensor_method(name: str, *, as_property: bool = False) -> Callable[[Any], Any]:
+    """Decorator: bind a function written in terms of ops as ``Tensor.<name>`` (e.g.
+    ``x.view(2, 3)``, ``x.T``); an op's own function is bound with ``defop(method=)``."""
+
+    def bind(fn: Any) -> Any:
+        if name in BOUND or _defined_on_tensor(name):
+            raise ValueError(f"tensor_method: Tensor.{name} already exists")
+        _bind(name, property(fn) if as_property else fn)
+        return fn
+
+    return bind
 
 
 def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callable[..., Any]:

@@ -59,6 +59,7 @@ sub = defop(
     "sub",
     _sub,
     _sub_vjp,
+    api="subtract",
     nin=2,
     method=True,
     dunders=["__sub__"],
@@ -81,6 +82,7 @@ neg = defop(
     "neg",
     _neg,
     _neg_vjp,
+    api="negative",
     method=True,
     dunders=["__neg__"],
     facts=Facts(ref=lambda torch, x: -x, samples=UNARY, kind="unary", formula="-g"),
@@ -103,6 +105,7 @@ mul = defop(
     "mul",
     _mul,
     _mul_vjp,
+    api="multiply",
     nin=2,
     method=True,
     dunders=["__mul__"],
@@ -128,6 +131,7 @@ div = defop(
     "div",
     _div,
     _div_vjp,
+    api="divide",
     nin=2,
     method=True,
     dunders=["__truediv__"],
@@ -493,6 +497,28 @@ def _logical_not(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 
 logical_not = defop("logical_not", _logical_not, None, dunders=["__invert__"])
+
+
+def _logical_and(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise logical and of boolean tensors (``x & y``); no gradient."""
+    return xp.logical_and(x, y), ()
+
+
+logical_and = defop(
+    "logical_and", _logical_and, None, nin=2, dunders=["__and__"], rdunders=["__rand__"],
+    scalars=True,
+)  # fmt: skip
+
+
+def _logical_or(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise logical or of boolean tensors (``x | y``); no gradient."""
+    return xp.logical_or(x, y), ()
+
+
+logical_or = defop(
+    "logical_or", _logical_or, None, nin=2, dunders=["__or__"], rdunders=["__ror__"],
+    scalars=True,
+)  # fmt: skip
 
 
 def _isfinite(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..backend import to_host
 from ..errors import OpError
-from ._registry import Facts, Sample, defop
+from ..tensor import Tensor
+from ._registry import Facts, Sample, defop, tensor_method
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -34,8 +35,6 @@ def _is_basic(key: tuple[Any, ...]) -> bool:
 
 def _host_index(k: Any) -> Any:
     """A key element as something NumPy can index with."""
-    from ..tensor import Tensor
-
     if isinstance(k, _BASIC) and not isinstance(k, bool):
         return k
     if isinstance(k, Tensor):
@@ -124,8 +123,11 @@ getitem = defop(
 )
 
 
-def _tensor_getitem(self: Any, key: Any) -> Any:
-    return getitem(self, key=key)
+@tensor_method("__getitem__")
+def _tensor_getitem(self: Tensor, key: Any) -> Tensor:
+    """``x[key]``: NumPy's indexing rules on every backend (differentiable)."""
+    out: Tensor = getitem(self, key=key)
+    return out
 
 
 def _take(xp: Any, x: Any, indices: Any, axis: int | None = None) -> tuple[Any, tuple[Any, ...]]:
@@ -281,13 +283,11 @@ setitem = defop(
 )
 
 
-def _bind() -> None:
-    from ..tensor import Tensor
-
-    setattr(Tensor, "__getitem__", _tensor_getitem)  # noqa: B010  (declared in tensor.py)
-
-
-_bind()
+@tensor_method("__setitem__")
+def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: in place (bumps the version counter), differentiable in both."""
+    self._check_inplace("__setitem__")
+    self._rebase(setitem(self, value, key=key), "__setitem__")
 
 
 def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:

@@ -6,7 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ..creation import generator
 from ..errors import OpError
+from ..tensor import Tensor
 from ._registry import Facts, Sample, defop
 from .reduction import mean
 
@@ -193,19 +195,18 @@ mse_loss = defop(
 )
 
 
-def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
+def _dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 
     The mask is drawn in the forward from minitorch's seeded generator
     (:func:`minitorch.manual_seed`); the gradient flows through the kept elements.
     """
-    from ..creation import generator
-    from ..tensor import Tensor
-
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    if not training or p == 0.0:
-        return x
+    if not training:
+        return x  # as PyTorch: the input itself
+    if p == 0.0:
+        return x * 1.0
     if p == 1.0:
         return x * 0.0
     keep = generator().random(tuple(x.shape)) >= p
@@ -213,3 +214,18 @@ def dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
     be = x._backend
     mask = Tensor._make(be.from_numpy(scale, x.data.dtype, x.device), be, None)
     return x * mask
+
+
+dropout = defop(
+    "dropout",
+    compose=_dropout,
+    facts=Facts(
+        ref=lambda torch, x, p=0.5, training=True: torch.nn.functional.dropout(x, p, training),
+        # the deterministic cases (the random mask itself is tested in test_engine.py)
+        samples=(
+            Sample(((3, 4),), {"p": 0.0}),
+            Sample(((3, 4),), {"p": 1.0}),
+        ),
+        formula="composed: x * mask / (1-p)",
+    ),
+)

@@ -7,8 +7,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..backend import Backend, resolve, shape_arg
 from ..errors import OpError
-from ._registry import Facts, Sample, defop
+from ..tensor import Tensor
+from ._registry import Facts, Sample, defop, tensor_method
+from .elementwise import astype
 from .reduction import normalize_axes
 
 
@@ -33,20 +36,10 @@ def _reshape_vjp(
     return (xp.reshape(g, src),)
 
 
-def _reshape_method(self: Any, *shape: Any) -> Any:
-    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-    if len(shape) == 1 and isinstance(shape[0], Sequence):
-        shape = tuple(shape[0])
-    return reshape(self, shape)
-
-
-_reshape_method.__name__ = "reshape"
-
 reshape = defop(
     "reshape",
     _reshape,
     _reshape_vjp,
-    method=_reshape_method,
     facts=Facts(
         ref=lambda torch, x, shape: torch.reshape(x, shape),
         samples=(
@@ -59,10 +52,19 @@ reshape = defop(
 )
 
 
-def _view_method(self: Any, *shape: Any) -> Any:
+@tensor_method("reshape")
+def _reshape_method(self: Tensor, *shape: Any) -> Tensor:
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    out: Tensor = reshape(self, shape_arg(shape))
+    return out
+
+
+@tensor_method("view")
+def _view_method(self: Tensor, *shape: Any) -> Tensor:
     """``x.view(2, -1)``: PyTorch's spelling of ``reshape`` (always a differentiable copy
     or view; never shares writes, as in-place ops rebind ``.data``)."""
-    return _reshape_method(self, *shape)
+    out: Tensor = reshape(self, shape_arg(shape))
+    return out
 
 
 def _permute_dims(xp: Any, x: Any, axes: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
@@ -85,15 +87,6 @@ def _permute_dims_vjp(
     return (xp.permute_dims(g, tuple(inverse)),)
 
 
-def _permute_method(self: Any, *dims: Any) -> Any:
-    """``x.permute(2, 0, 1)`` (PyTorch spelling of ``permute_dims``)."""
-    if len(dims) == 1 and isinstance(dims[0], Sequence):
-        dims = tuple(dims[0])
-    return permute_dims(self, dims)
-
-
-_permute_method.__name__ = "permute"
-
 permute_dims = defop(
     "permute_dims",
     _permute_dims,
@@ -107,25 +100,65 @@ permute_dims = defop(
 )
 
 
-def transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
+@tensor_method("permute")
+def _permute_method(self: Tensor, *dims: Any) -> Tensor:
+    """``x.permute(2, 0, 1)`` (PyTorch spelling of ``permute_dims``)."""
+    out: Tensor = permute_dims(self, shape_arg(dims))
+    return out
+
+
+def _transpose(x: Any, axes: Sequence[int] | None = None) -> Any:
     """Reverse the axes, or permute them by ``axes`` (NumPy's ``transpose``)."""
-    from ..tensor import Tensor
-
-    if not isinstance(x, Tensor):
-        from ..creation import tensor
-
-        x = tensor(x)
     if axes is None:
         axes = tuple(range(x.ndim - 1, -1, -1))
     return permute_dims(x, tuple(axes))
 
 
-def matrix_transpose(x: Any) -> Any:
+transpose = defop(
+    "transpose",
+    compose=_transpose,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x, axes=None: x.permute(
+            *(axes if axes is not None else range(x.ndim - 1, -1, -1))
+        ),
+        samples=(Sample(((2, 3, 4),)), Sample(((2, 3, 4),), {"axes": (1, 0, 2)})),
+        formula="composed: permute_dims",
+    ),
+)
+
+
+def _matrix_transpose(x: Any) -> Any:
     """Swap the last two axes (``x.mT``)."""
     if x.ndim < 2:
         raise OpError(f"matrix_transpose: needs at least 2 dimensions, got shape {tuple(x.shape)}")
     axes = (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2)
     return permute_dims(x, axes)
+
+
+matrix_transpose = defop(
+    "matrix_transpose",
+    compose=_matrix_transpose,
+    facts=Facts(
+        ref=lambda torch, x: torch.transpose(x, -1, -2),
+        samples=(Sample(((3, 4),)), Sample(((2, 3, 4),))),
+        formula="composed: permute_dims",
+    ),
+)
+
+
+@tensor_method("T", as_property=True)
+def _t_property(self: Tensor) -> Tensor:
+    """All axes reversed (differentiable)."""
+    out: Tensor = permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
+    return out
+
+
+@tensor_method("mT", as_property=True)
+def _mt_property(self: Tensor) -> Tensor:
+    """The last two axes swapped (differentiable)."""
+    out: Tensor = matrix_transpose(self)
+    return out
 
 
 def _broadcast_to(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
@@ -255,6 +288,7 @@ concat = defop(
     "concat",
     _concat,
     _concat_vjp,
+    aliases=("cat",),
     nin=-1,
     facts=Facts(
         ref=lambda torch, *xs, axis=0: torch.cat(xs, dim=axis),
@@ -265,7 +299,6 @@ concat = defop(
         formula="slices of g",
     ),
 )
-cat = concat
 
 
 def _stack(xp: Any, *xs: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
@@ -314,8 +347,6 @@ def _move_vjp(
     (device,) = saved
     if hasattr(g, "_backend"):  # create_graph: g is a Tensor, and moving it back is an op
         if str(source.device) != str(device):
-            from ..backend import resolve
-
             source = resolve(source.name, source.dtype, device)
         return (move(g, backend=source, source=backend),)
     return (source.from_numpy(backend.to_numpy(g), None, device),)
@@ -330,12 +361,28 @@ move = defop(
 )
 
 
-def _bind_methods() -> None:
-    from ..tensor import Tensor
+@tensor_method("to")
+def _to(self: Tensor, backend: str | Backend, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Move to another backend (and/or dtype, device); differentiable.
 
-    setattr(Tensor, "permute", _permute_method)  # noqa: B010  (declared in tensor.py)
-    setattr(Tensor, "view", _view_method)  # noqa: B010
-    setattr(Tensor, "transpose", transpose)  # noqa: B010
-
-
-_bind_methods()
+    Examples
+    --------
+    >>> import minitorch
+    >>> x = minitorch.tensor([1.0, 2.0])
+    >>> x.to("numpy", dtype="float64").dtype
+    dtype('float64')
+    """
+    if isinstance(backend, Backend):
+        dst = backend
+        if device is not None:
+            dst = resolve(dst.name, dst.dtype, device)
+    else:
+        dst = resolve(backend, None, device)
+    out = self
+    if dst.name != self._backend.name or (
+        device is not None and str(dst.device) != str(self.device)
+    ):
+        out = move(self, backend=dst, source=self._backend)
+    if dtype is not None:
+        out = astype(out, dst.resolve_dtype(dtype))
+    return out

@@ -8,6 +8,9 @@ from typing import Any
 import numpy as np
 
 from .._grad_mode import enable_grad
+from ..autograd import grad
+from ..backend import as_array
+from ..ops.shape import concat, reshape
 from ..tensor import Tensor
 from ._check import gradcheck
 
@@ -24,9 +27,6 @@ def _vjp_function(
     ``requires_grad`` (the numeric evaluations of gradcheck) are detached copies made to
     require it, so the function always computes the same values.
     """
-    from ..autograd import grad
-    from ..ops.shape import concat, reshape
-
     n = len(inputs)
 
     def vjp_fn(*args: Any) -> Tensor:
@@ -117,11 +117,7 @@ def gradgradcheck(
     elif isinstance(grad_outputs, Tensor):
         v_t = grad_outputs.detach()
     else:
-        from ..creation import _as_backend_array
-
-        v_t = Tensor._make(
-            _as_backend_array(grad_outputs, be, out.data.dtype, out.device), be, None
-        )
+        v_t = Tensor._make(as_array(grad_outputs, be, out.data.dtype, out.device), be, None)
     if tuple(v_t.shape) != tuple(out.shape):
         raise ValueError(
             f"gradgradcheck: grad_outputs has shape {tuple(v_t.shape)} but fn's output has "
