@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import tomllib
 from pathlib import Path
 
@@ -93,10 +94,26 @@ def browser(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
-    session.install("ruff>=0.6")
+    """ruff check, ruff format --check, and the import layers (import-linter)."""
+    session.install("ruff>=0.6", "import-linter>=2.13", "-e", ".")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
+
+
+EXPORTS = re.compile(r"(# <regen:exports>[^\n]*\n).*?(# </regen:exports>)", re.S)
+
+
+@nox.session(default=False)  # a command, not a check: `nox -s regen`
+def regen(session: nox.Session) -> None:
+    """Rewrite the text generated from the op registry: the exports in
+    src/minitorch/__init__.py, the typed Tensor methods in tensor.py, docs/ops.md."""
+    session.install("-e", ".")
+    # the exports run at import time: empty them first, so that a renamed or removed op
+    # cannot stop `import minitorch` before they are rewritten
+    init = ROOT / "src" / "minitorch" / "__init__.py"
+    init.write_text(EXPORTS.sub(r"\1\2", init.read_text()))
+    session.run("python", "-m", "minitorch.dev", "regen")
 
 
 @nox.session

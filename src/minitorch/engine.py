@@ -273,45 +273,50 @@ def run_backward(
     VJPs record their own graph; it also runs the version checks itself.
     """
     acc = _Gradients(inputs)
+    grads = acc.grads
     deps, starts = _count_consumers(roots, root_grads, acc)
     # with inputs: only what leads to an input is differentiated (as PyTorch)
     useful = _reaching(starts, deps, acc.capture) if inputs is not None else None
     ready = [n for n in reversed(starts) if deps[n] == 0]
     while ready:  # visit a node once all its consumers are done
         node = ready.pop()
-        g = acc.node_grad(node)
+        g = grads.pop(node, None)  # the summed gradient of the node's output
+        if g is not None and (acc.capture or node.retain is not None):
+            acc.observe(node, g)
         edges = node.edges if useful is None else _pruned(node.edges, useful)
         saved = node.saved
         if saved is None:
             raise _freed_error(node)
+        xp = None
         if g is None:  # nothing flowed into this node: nothing flows out
             gins: Sequence[Any] = (None,) * len(edges)
-            xp = None
         else:
-            vjp = node.op.vjp
-            assert vjp is not None  # only differentiable ops record nodes
+            # the chain rule: the VJP maps g to one gradient per input
+            vjp: Any = node.op.vjp  # only differentiable ops record nodes
+            needs = _NEEDS1 if len(edges) == 1 else _needs(edges)
             if vjp_args is None:
-                node.check_versions()
-                xp = None
-                gins = vjp(node.backend.xp, g, saved, _needs(edges), **node.params)
+                if node._checks or node._out_modified is not None:
+                    node.check_versions()
+                gins = vjp(node.backend.xp, g, saved, needs, **node.params)
             else:
                 xp, saved = vjp_args(node)
-                gins = vjp(xp, g, saved, _needs(edges), **node.params)
+                gins = vjp(xp, g, saved, needs, **node.params)
         if not retain_graph:
             node.saved = None
         for e, gi in zip(edges, gins, strict=True):
             if e is None:
                 continue
-            if type(e) is Node:
+            if type(e) is Node:  # sum fan-out; visit e once all its consumers are done
                 if gi is not None:
                     if gi.shape != e.shape:
                         gi = unbroadcast(xp or e.backend.xp, gi, e.shape)
-                    acc.add_node(e, gi)
+                    prev = grads.get(e)
+                    grads[e] = gi if prev is None else prev + gi
                 d = deps[e] - 1
                 deps[e] = d
                 if d == 0:
                     ready.append(e)
-            elif gi is not None:
+            elif gi is not None:  # a leaf tensor
                 if gi.shape != e.data.shape:
                     gi = unbroadcast(xp or e._backend.xp, gi, e.data.shape)
                 acc.add_leaf(e, gi)
@@ -361,19 +366,15 @@ class _Gradients:
             i = self.capture[t]
             self.results[i] = g if self.results[i] is None else self.results[i] + g
 
-    def node_grad(self, node: Node) -> Any:
-        """The summed gradient of ``node``'s output (None if none flowed in); also
-        captured for an input and stored for a ``retain_grad()`` tensor."""
-        g = self.grads.pop(node, None)
-        if g is None:
-            return None
+    def observe(self, node: Node, g: Any) -> None:
+        """``g`` is the gradient of ``node``'s output: capture it for an input, store
+        it for a ``retain_grad()`` tensor."""
         if self.capture and node in self.capture:
             self.results[self.capture[node]] = g
         if node.retain is not None:
             rt = node.retain()
             if rt is not None:
                 rt.grad = getattr(g, "data", g)
-        return g
 
     def store_leaf_grads(self) -> None:
         """Accumulate into each leaf's ``.grad`` like PyTorch: fresh arrays of the

@@ -470,12 +470,11 @@ def _init(t: Tensor, data: Any, backend: Backend, node: Node | None) -> None:
 
 def _host_data(data: Any) -> np.ndarray:
     """Python numbers / nested lists as a NumPy array of numbers, or a clear error."""
+    cause: Exception | None = None
     try:
         arr = np.asarray(data)
     except ValueError as exc:  # NumPy >= 1.24 refuses ragged nested lists
         arr, cause = np.empty(0, dtype=object), exc
-    else:
-        cause = None
     if arr.dtype == object:
         raise TypeError(
             "tensor(): could not make a rectangular array of numbers from the data "
@@ -493,8 +492,8 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     """
     be = None
     needs_grad = False
-    datas = []
-    edges = []
+    datas: list[Any] = []
+    edges: list[Any] = []
     for a in args:
         if isinstance(a, Tensor):
             if be is None:
@@ -525,7 +524,7 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         _init(res, out, be, None)
     else:
         _init(res, out, be, record(op, params, saved, edges, out, be, args, datas))
-    return res  # type: ignore[no-any-return]
+    return res
 
 
 def describe(x: Any) -> str:
@@ -588,10 +587,7 @@ def seed_gradient(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -
         g = xp.ones_like(t.data)
         return Tensor._make(g, t._backend, None) if as_tensor else g
     given = gradient if isinstance(gradient, Tensor) else None
-    if given is not None:
-        gd = given.data
-    else:
-        gd = as_array(gradient, t._backend, t.data.dtype, t.device)
+    gd = given.data if given is not None else as_array(gradient, t._backend, t.data.dtype, t.device)
     if tuple(gd.shape) != tuple(t.data.shape):
         raise RuntimeError(
             f"{who}: gradient has shape {tuple(gd.shape)} but the output has shape "

@@ -270,7 +270,7 @@ def defop(
     derived: Sequence[int] = (),
     facts: Facts | None = None,
     doc: str | None = None,
-) -> Any:
+) -> Callable[..., Tensor]:
     """Declare an op and return its public function.
 
     Parameters
@@ -278,9 +278,7 @@ def defop(
     name : str
         The op's name: a Python identifier, unique among all ops.
     fwd : callable
-        ``fwd(xp, *arrays, **params) -> (out, saved)``. Without ``fwd`` (and
-        ``compose``), ``defop`` returns a decorator for the forward:
-        ``@defop("name", vjp=...)``.
+        ``fwd(xp, *arrays, **params) -> (out, saved)``.
     vjp : callable, optional
         ``vjp(xp, g, saved, needs, **params)``: one gradient (or None) per input. None
         declares an op without gradient (a comparison).
@@ -319,18 +317,9 @@ def defop(
         attribute. Declaring the same op again from the same module (re-running a
         notebook cell, reloading a module) replaces it.
     """
-    if fwd is None and compose is None:
-
-        def decorate(f: Fwd) -> Any:
-            return defop(
-                name, f, vjp, nin=nin, method=method, dunders=dunders, rdunders=rdunders,
-                aliases=aliases, api=api, scalars=scalars, moves=moves, prepare=prepare,
-                derived=derived, facts=facts, doc=doc,
-            )  # fmt: skip
-
-        return decorate
     target = compose if compose is not None else fwd
-    assert target is not None
+    if target is None:
+        raise TypeError(f"defop: {name}: give the forward (fwd) or compose=")
     module = target.__module__ or ""
     qualname = getattr(target, "__qualname__", name)
     if isinstance(method, str):
@@ -340,7 +329,7 @@ def defop(
     elif method is False:
         methods = ()
     else:
-        methods = tuple(method)  # type: ignore[arg-type]
+        methods = tuple(method)
     bound = (*methods, *dunders, *rdunders)
     replaces = _check_names(name, module, qualname, tuple(aliases), bound)
     sig = inspect.signature(target)
