@@ -9,24 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import tensor_f64 as _t
+from helpers import torch_f64 as _tt
 
 import minitorch
 from minitorch import autograd, func
 from minitorch.testing import assert_close
 
 torch = pytest.importorskip("torch")
-
-
-def _t(a: Any, backend: Any, requires_grad: bool = False) -> minitorch.Tensor:
-    arr = backend.from_numpy(
-        np.asarray(a, dtype=np.float64), backend.resolve_dtype("float64"), backend.device
-    )
-    t = minitorch.Tensor._make(arr, backend, None)
-    return t.requires_grad_() if requires_grad else t
-
-
-def _tt(a: Any, requires_grad: bool = False) -> Any:
-    return torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
 
 
 # ------------------------------------------------------------------ semantics

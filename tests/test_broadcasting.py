@@ -30,7 +30,9 @@ PAIRS = [
 ]
 BOTH_ORDERS = sorted({p for a, b in PAIRS for p in ((a, b), (b, a))})
 BINARY = [
-    pytest.param(op, id=name) for name, op in sorted(REGISTRY.items()) if op.facts.kind == "binary"
+    pytest.param(op, id=name)
+    for name, op in sorted(REGISTRY.items())
+    if op.builtin and op.facts.kind == "binary"
 ]
 
 

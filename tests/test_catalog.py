@@ -17,12 +17,13 @@ import pytest
 import minitorch
 from minitorch.ops import REGISTRY
 from minitorch.testing import assert_close, gradcheck
+from minitorch.testing._reference import torch_args
 from minitorch.testing._samples import call, grad_inputs, sample_arrays, sample_tensors
 
 CASES = [
     pytest.param(op, i, id=f"{name}-{i}")
     for name, op in sorted(REGISTRY.items())
-    if op.differentiable
+    if op.builtin and op.differentiable
     for i in range(len(op.facts.samples))
 ]
 REF_CASES = [c for c in CASES if c.values[0].facts.ref is not None]
@@ -35,21 +36,8 @@ def _skip_if_listed(op: Any, backend: Any) -> None:
         pytest.skip(f"{op.name} on {backend.name}: {reason}")
 
 
-def _torch_args(torch: Any, arrays: list[Any], want: tuple[int, ...]) -> list[Any]:
-    out = []
-    for i, a in enumerate(arrays):
-        if isinstance(a, np.ndarray):
-            t = torch.tensor(a, dtype=torch.float64) if a.dtype.kind == "f" else torch.tensor(a)
-            if i in want:
-                t.requires_grad_(True)
-            out.append(t)
-        else:
-            out.append(a)
-    return out
-
-
 def test_registry_has_enough_differentiable_ops() -> None:
-    diff = [op for op in REGISTRY.values() if op.differentiable]
+    diff = [op for op in REGISTRY.values() if op.builtin and op.differentiable]
     assert len(diff) >= 30, sorted(op.name for op in diff)
     for op in diff:
         assert op.facts.samples or op.name in {"astype", "move"}, f"{op.name} has no samples"
@@ -65,7 +53,7 @@ def test_against_torch_float64(op: Any, k: int, backend: Any) -> None:
     inputs = sample_tensors(op, sample, backend, "float64", seed=k)
     out = call(op, inputs, sample.params)
 
-    targs = _torch_args(torch, arrays, want)
+    targs = torch_args(torch, arrays, want)
     tout = op.facts.ref(torch, *targs, **sample.params)
     atol, rtol = op.facts.tol.get("float64", (1e-7, 1e-7))
     assert_close(out, tout, atol=atol, rtol=rtol, msg=f"{op.name} forward: ")

@@ -10,12 +10,14 @@ array namespace, and a check that gradgradcheck catches a wrong rule.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import tensor_f64 as _t
 
 import minitorch
 from minitorch import autograd
@@ -30,7 +32,7 @@ SECOND_ORDER = ("yes", "zero")  # what Facts.second_order may start with
 CASES = [
     pytest.param(op, i, id=f"{name}-{i}")
     for name, op in sorted(REGISTRY.items())
-    if op.differentiable
+    if op.builtin and op.differentiable
     for i in range(len(op.facts.samples))
 ]
 NOT_YES = [c for c in CASES if c.values[0].facts.second_order != "yes"]
@@ -42,20 +44,9 @@ def _skip_if_listed(op: Any, backend: Any) -> None:
         pytest.skip(f"{op.name} on {backend.name}: {reason}")
 
 
-def _t(a: Any, backend: Any, requires_grad: bool = False) -> minitorch.Tensor:
-    t = minitorch.Tensor._make(
-        backend.from_numpy(
-            np.asarray(a, dtype=np.float64), backend.resolve_dtype("float64"), backend.device
-        ),
-        backend,
-        None,
-    )
-    return t.requires_grad_() if requires_grad else t
-
-
 def test_second_order_facts_are_documented() -> None:
     for op in REGISTRY.values():
-        if op.differentiable:
+        if op.builtin and op.differentiable:
             assert op.facts.second_order.startswith(SECOND_ORDER), (op.name, op.facts.second_order)
 
 
@@ -182,15 +173,11 @@ def test_constant_operand_sharing_an_array_stays_constant(backend: Any) -> None:
 
 
 def _live_nodes() -> int:
-    import gc
-
     return sum(1 for o in gc.get_objects() if type(o) is autograd.Node)
 
 
 def test_saved_tensors_make_no_reference_cycles(backend: Any) -> None:
     """Graphs of create_graph results are freed by reference counting alone."""
-    import gc
-
     gc.collect()
     gc.disable()
     try:
@@ -339,3 +326,26 @@ def test_boolean_operators_on_tensors(backend: Any) -> None:
     x = _t([-1.0, 0.5, 2.0], backend, requires_grad=True)
     inside = (x > 0.0) & (x < 1.0)
     assert inside.tolist() == [False, True, False]
+
+
+def _band(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """x^2 on 0 < x < 1, else 0 (a test op whose VJP combines masks with &)."""
+    inside = (x > 0.0) & (x < 1.0)
+    return xp.where(inside, x * x, 0.0), (x,)
+
+
+def _band_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    inside = (x > 0.0) & (x < 1.0) | (x == 0.5)  # & and | on masks: Tensors under create_graph
+    return (xp.where(inside, 2.0 * x * g, 0.0),)
+
+
+band = minitorch.defop("test_band", _band, _band_vjp)
+
+
+def test_a_vjp_using_boolean_operators_runs_under_create_graph(backend: Any) -> None:
+    x = _t([-0.5, 0.25, 0.75, 1.5], backend, requires_grad=True)
+    (g,) = autograd.grad(band(x).sum(), x, create_graph=True)
+    assert_close(g, np.array([0.0, 0.5, 1.5, 0.0]), rtol=1e-12)
+    (h,) = autograd.grad(g.sum(), x)
+    assert_close(h, np.array([0.0, 2.0, 2.0, 0.0]), rtol=1e-12)

@@ -32,6 +32,7 @@ import warnings
 import zlib
 from typing import Any
 
+import array_api_compat
 import numpy as np
 import pytest
 
@@ -45,6 +46,7 @@ import minitorch
 from minitorch.ops import REGISTRY
 from minitorch.ops._registry import OpDef
 from minitorch.testing import assert_close, gradient_error
+from minitorch.testing._reference import torch_args
 from minitorch.testing._samples import _draw, call, grad_inputs, sample_arrays
 
 FAST = os.environ.get("MINITORCH_GRADCHECK_FAST") == "1"
@@ -58,14 +60,14 @@ JAX_EXAMPLES, JAX_MAX_SIDE = 10, 2
 OPS = [
     pytest.param(op, id=name)
     for name, op in sorted(REGISTRY.items())
-    if op.differentiable and op.facts.samples
+    if op.builtin and op.differentiable and op.facts.samples
 ]
 
 
 def test_every_differentiable_op_is_fuzzed() -> None:
     """Only ops with no catalog samples (nothing to draw from) are left out."""
     fuzzed = {p.values[0].name for p in OPS}
-    left_out = {n for n, op in REGISTRY.items() if op.differentiable} - fuzzed
+    left_out = {n for n, op in REGISTRY.items() if op.builtin and op.differentiable} - fuzzed
     assert left_out <= {"astype", "move"}, left_out
     kinds = {p.values[0].facts.kind for p in OPS}
     assert kinds == {"unary", "binary", "reduction", "other"}, kinds
@@ -74,8 +76,6 @@ def test_every_differentiable_op_is_fuzzed() -> None:
 @pytest.fixture(scope="session")
 def xps(backend: Any) -> Any:
     """The hypothesis strategies namespace of the backend's Array API namespace."""
-    import array_api_compat
-
     probe = backend.from_numpy(np.zeros(1), backend.dtype, backend.device)
     ns = array_api_compat.array_namespace(probe)
     with warnings.catch_warnings():
@@ -181,17 +181,6 @@ def _to_backend(arrays: list[Any], want: tuple[int, ...], backend: Any) -> list[
     return out
 
 
-def _torch_args(torch: Any, arrays: list[Any], want: tuple[int, ...]) -> list[Any]:
-    out: list[Any] = []
-    for i, a in enumerate(arrays):
-        if isinstance(a, np.ndarray):
-            t = torch.tensor(a, dtype=torch.float64) if a.dtype.kind == "f" else torch.tensor(a)
-            out.append(t.requires_grad_(True) if i in want else t)
-        else:
-            out.append(a)
-    return out
-
-
 # ---------------------------------------------------------------- the property
 def _check_case(op: OpDef, arrays: list[Any], params: dict[str, Any], backend: Any) -> None:
     want = grad_inputs(op, arrays)
@@ -204,7 +193,7 @@ def _check_case(op: OpDef, arrays: list[Any], params: dict[str, Any], backend: A
     if op.facts.ref is not None:
         import torch
 
-        targs = _torch_args(torch, arrays, want)
+        targs = torch_args(torch, arrays, want)
         tout = op.facts.ref(torch, *targs, **params)
         assert_close(out, tout, atol=atol, rtol=rtol, msg=f"{what} forward: ")
         if want and out.requires_grad:

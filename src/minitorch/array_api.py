@@ -224,9 +224,7 @@ class Namespace:
         be = self.backend
         return be.xp.arange(start, stop, step, dtype=dtype, device=device or be.device)
 
-    def zeros(
-        self, shape: Sequence[int] | int, *, dtype: Any = None, device: Any = None
-    ) -> Tensor:
+    def zeros(self, shape: Sequence[int] | int, *, dtype: Any = None, device: Any = None) -> Tensor:
         return self.full(shape, 0.0, dtype=dtype, device=device)
 
     def ones(self, shape: Sequence[int] | int, *, dtype: Any = None, device: Any = None) -> Tensor:

@@ -132,7 +132,7 @@ def methods_region() -> str:
                 texts.append(_param(p, False))
             ret = sig.return_annotation
             out += _stub(name, texts, ret if isinstance(ret, str) else "Tensor")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n\n"  # ruff format keeps a blank line before the end marker
 
 
 # ------------------------------------------------------------------ regions

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import _grad_mode
 from .autograd import grad as _autograd_grad
+from .creation import zeros_like
 from .ops.shape import reshape, stack
 from .tensor import Tensor
 
@@ -95,7 +96,7 @@ def _alias(x: Tensor) -> Tensor:
     Otherwise the alias is a new leaf sharing ``x``'s data.
     """
     if x.requires_grad:
-        return reshape(x, x.shape)  # type: ignore[no-any-return]
+        return reshape(x, x.shape)
     return x.detach().requires_grad_()
 
 
@@ -105,10 +106,6 @@ def _tracking(args: Sequence[Any]) -> bool:
     if not _grad_mode.is_grad_enabled():
         return False
     return _depth.value > 0 or any(isinstance(a, Tensor) and a.requires_grad for a in args)
-
-
-def _zeros_like(x: Tensor) -> Tensor:
-    return Tensor._make(x._backend.xp.zeros_like(x.data), x._backend, None)
 
 
 def _split_aux(res: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
@@ -122,13 +119,28 @@ def _split_aux(res: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
     return res[0], res[1]
 
 
-def _grads(out: Tensor, xs: Sequence[Tensor], seed: Any, create_graph: bool) -> tuple[Tensor, ...]:
-    if not out.requires_grad:  # the output does not depend on the arguments at all
-        return tuple(_zeros_like(x) for x in xs)
+def _grads(
+    outs: Sequence[Tensor], xs: Sequence[Tensor], seeds: Sequence[Any], create_graph: bool
+) -> tuple[Tensor, ...]:
+    """The gradient of ``sum_k <outs[k], seeds[k]>`` with respect to each of ``xs``.
+
+    A seed may be None for a one-element output (ones). Outputs with no graph (they
+    depend on none of the arguments) are left out, and an input that no output
+    depends on gets zeros of its shape instead of None. The graph is kept for
+    further calls; with ``create_graph`` the backward pass is recorded too.
+    """
+    live = [(o, s) for o, s in zip(outs, seeds, strict=True) if o.requires_grad]
+    if not live:  # the outputs do not depend on the arguments at all
+        return tuple(zeros_like(x) for x in xs)
     gs = _autograd_grad(
-        out, list(xs), seed, retain_graph=True, create_graph=create_graph, allow_unused=True
+        [o for o, _ in live],
+        list(xs),
+        [s for _, s in live],
+        retain_graph=True,
+        create_graph=create_graph,
+        materialize_grads=True,  # zeros for an input no output depends on
     )
-    return tuple(_zeros_like(x) if g is None else g for g, x in zip(gs, xs, strict=True))
+    return tuple(g for g in gs if g is not None)
 
 
 def _value_and_grad_impl(
@@ -151,7 +163,7 @@ def _value_and_grad_impl(
                 f"{who}: the function must return a scalar (one-element) Tensor, got shape "
                 f"{out.shape}; reduce it (e.g. .sum()) or use minitorch.func.vjp / jacobian"
             )
-        gs = _grads(out, [call[i] for i in nums], None, keep)
+        gs = _grads([out], [call[i] for i in nums], [None], keep)
     if not keep:
         out = out.detach()
         gs = tuple(g.detach() for g in gs)
@@ -287,20 +299,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
             raise ValueError(f"{who}: got {len(cts)} cotangents for {len(outs)} outputs")
         cts = [_cotangent(c, o, who) for c, o in zip(cts, outs, strict=True)]
         create = keep or _tracking(cts)
-        live = [(o, c) for o, c in zip(outs, cts, strict=True) if o.requires_grad]
         with _grad_mode.enable_grad(), _Transform():
-            if not live:
-                gs = tuple(_zeros_like(x) for x in xs)
-            else:
-                raw = _autograd_grad(
-                    [o for o, _ in live],
-                    xs,
-                    [c for _, c in live],
-                    retain_graph=True,
-                    create_graph=create,
-                    allow_unused=True,
-                )
-                gs = tuple(_zeros_like(x) if g is None else g for g, x in zip(raw, xs, strict=True))
+            gs = _grads(outs, xs, cts, create)
         return gs if create else tuple(g.detach() for g in gs)
 
     shown: Any = outs[0] if single else tuple(outs)
@@ -354,40 +354,15 @@ def jvp(
         xs = [_alias(p) for p in primals]
         outs, single = _as_outputs(f(*xs), who)
         # u_k: dummy cotangents; J^T u is linear in them
-        us = [_zeros_like(o).requires_grad_() for o in outs]
-        live = [k for k, o in enumerate(outs) if o.requires_grad]
-        if live:
-            gs = _autograd_grad(
-                [outs[k] for k in live],
-                xs,
-                [us[k] for k in live],
-                retain_graph=True,
-                create_graph=True,
-                allow_unused=True,
-            )
-            pairs = [
-                (g, t)
-                for g, t in zip(gs, tangents, strict=True)
-                if g is not None and g.requires_grad
-            ]
-        else:
-            pairs = []
-        if pairs:
-            js = _autograd_grad(
-                [g for g, _ in pairs],
-                us,
-                [t for _, t in pairs],
-                retain_graph=True,
-                create_graph=keep,
-                allow_unused=True,
-            )
-            jts = [_zeros_like(o) if j is None else j for j, o in zip(js, outs, strict=True)]
-        else:
-            jts = [_zeros_like(o) for o in outs]
+        us = [zeros_like(o).requires_grad_() for o in outs]
+        # J^T u, one per primal, recorded so that it can be differentiated with respect to u
+        jtus = _grads(outs, xs, us, True)
+        # J t = d<sum_i <(J^T u)_i, t_i>>/du; a J^T u with no graph is constant in u
+        jts = _grads(jtus, us, tangents, keep)
     if not keep:
         outs = [o.detach() for o in outs]
-        jts = [j.detach() for j in jts]
-    return (outs[0], jts[0]) if single else (tuple(outs), tuple(jts))
+        jts = tuple(j.detach() for j in jts)
+    return (outs[0], jts[0]) if single else (tuple(outs), jts)
 
 
 def jacobian(
@@ -436,17 +411,14 @@ def jacobian(
                 for j in range(n):
                     assert eye is not None
                     seed = Tensor._make(be.xp.reshape(eye[j, ...], o.shape), be, None)
-                    for k, g in enumerate(_grads(o, xs, seed, keep)):
+                    for k, g in enumerate(_grads([o], xs, [seed], keep)):
                         rows[k].append(g)
                 jacs = []
                 for k, x in enumerate(xs):
                     if n:
                         jk = reshape(stack(rows[k], axis=0), (*o.shape, *x.shape))
-                    else:
-                        zeros = be.xp.zeros(
-                            (*o.shape, *x.shape), dtype=x.data.dtype, device=x.device
-                        )
-                        jk = Tensor._make(zeros, be, None)
+                    else:  # no output element: the Jacobian has no element either
+                        jk = reshape(zeros_like(o, dtype=x.dtype), (*o.shape, *x.shape))
                     jacs.append(jk if keep else jk.detach())
                 per_out.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
         result: Any = per_out[0] if single else tuple(per_out)

@@ -1,7 +1,8 @@
 """The op table of the docs, generated from the op registry so that it cannot drift.
 
-``python -m minitorch.optable > docs/ops.md`` writes it; ``tests/test_docs.py`` fails
-when ``docs/ops.md`` differs from what :func:`render` returns.
+``nox -s regen`` writes it (with the other text generated from the registry, see
+:mod:`minitorch.dev`); ``tests/test_docs.py`` fails when ``docs/ops.md`` differs from
+what :func:`render` returns.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def render() -> str:
     lines = [
         "# Op table",
         "",
-        "<!-- Generated from the op registry by `python -m minitorch.optable > docs/ops.md`;",
+        "<!-- Generated from the op registry by `nox -s regen` (python -m minitorch.dev regen);",
         "     do not edit by hand: tests/test_docs.py fails when this file drifts. -->",
         "",
         f"{len(ops)} ops, {n_diff} of them differentiable. *Derivative* is the VJP rule "

@@ -441,6 +441,7 @@ class Tensor:
         def __setitem__(self, key: Any, value: Any) -> None: ...
         def __sub__(self, other: Operand) -> Tensor: ...
         def __truediv__(self, other: Operand) -> Tensor: ...
+
         # </regen:methods>
 
 
@@ -551,9 +552,7 @@ def _mix_error(op: Op, args: Sequence[Any]) -> BackendMismatchError:
     )
 
 
-def _forward_error(
-    op: Op, args: Sequence[Any], params: dict[str, Any], exc: Exception
-) -> OpError:
+def _forward_error(op: Op, args: Sequence[Any], params: dict[str, Any], exc: Exception) -> OpError:
     tensors = [a for a in args if isinstance(a, Tensor)]
     devices = {str(t.device) for t in tensors}
     inputs = "; ".join(describe(a) for a in args)

@@ -32,8 +32,8 @@ __all__ = [
     "as_array",
     "available_backends",
     "get_backend",
-    "shape_arg",
     "set_backend",
+    "shape_arg",
     "to_host",
     "use_backend",
 ]

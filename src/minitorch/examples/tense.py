@@ -9,7 +9,8 @@ so the model must generalise to verbs it never saw, irregular ones included.
 Everything in the model and the training loop is minitorch: Xavier (Glorot) uniform
 initialisation from :func:`minitorch.rand`, ``x @ W + b`` and ReLU, softmax
 cross-entropy, ``backward()``, gradient clipping by global norm and plain SGD
-(``p.data = p.data - lr * p.grad`` under ``no_grad``), on any backend and dtype.
+(:func:`minitorch.optim.clip_grad_norm_` and :class:`minitorch.optim.SGD`), on any
+backend and dtype.
 
 Outputs, in ``--out`` (default ``demo-out``): ``metrics.csv`` and ``metrics.json`` (one row
 per epoch: losses, accuracies, per-layer gradient norms, weight statistics), ``best.npz``
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 import minitorch
-from minitorch import Tensor
+from minitorch import Tensor, optim, viz
 
 from .grammar import HELD_OUT, PERSONS, TENSES, VERBS, Dataset, build_dataset
 
@@ -230,11 +231,12 @@ def clip_grad_norm(params: Iterable[Tensor], max_norm: float) -> float:
     array([0.6, 0.8], dtype=float32)
     """
     # off: an infinite bound measures the norm and scales nothing
-    return minitorch.optim.clip_grad_norm_(params, max_norm if max_norm > 0 else math.inf)
+    return optim.clip_grad_norm_(params, max_norm if max_norm > 0 else math.inf)
 
 
 def sgd_step(params: Iterable[Tensor], lr: float) -> None:
-    """Plain gradient descent: ``p.data = p.data - lr * p.grad`` for every parameter.
+    """Plain gradient descent, ``p <- p - lr * p.grad`` for every parameter with a
+    gradient: one step of :class:`minitorch.optim.SGD` (no momentum, no weight decay).
 
     Examples
     --------
@@ -244,10 +246,7 @@ def sgd_step(params: Iterable[Tensor], lr: float) -> None:
     >>> w.data
     array([0.5, 1. ], dtype=float32)
     """
-    with minitorch.no_grad():
-        for p in params:
-            if p.grad is not None:
-                p.data = p.data - lr * p.grad
+    optim.SGD(params, lr).step()
 
 
 def train_step(
@@ -516,8 +515,6 @@ def write_graph(result: TrainResult, out: pathlib.Path) -> tuple[list[pathlib.Pa
     Always writes ``graph.dot``; ``graph.svg`` too when Graphviz is installed. Returns the
     files and a note when the SVG could not be drawn.
     """
-    from minitorch import viz
-
     cfg = result.config
     with minitorch.use_backend(cfg.backend, dtype=cfg.dtype, device=cfg.device):
         model = MLP(result.model.sizes)

@@ -435,9 +435,7 @@ def _check_names(
             continue
         for a in aliases:
             if a in op.public_names:
-                raise ValueError(
-                    f"defop: {name}: the alias {a!r} is already a name of {_who(op)}"
-                )
+                raise ValueError(f"defop: {name}: the alias {a!r} is already a name of {_who(op)}")
         if name in op.aliases:
             raise ValueError(f"defop: {name!r} is already a name of {_who(op)}")
     for attr in bound:

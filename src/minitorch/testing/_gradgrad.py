@@ -43,13 +43,9 @@ def _vjp_function(
                 raise ValueError(
                     "gradgradcheck: fn's output does not depend on any input that requires grad"
                 )
-            gs = grad(out, [xs[i] for i in diff], vs[0], create_graph=True, allow_unused=True)
-            flat = []
-            for i, g in zip(diff, gs, strict=True):
-                if g is None:  # not reached: its gradient is zero (a constant)
-                    x = xs[i]
-                    g = Tensor._make(x._backend.xp.zeros_like(x.data), x._backend, None)
-                flat.append(reshape(g, (-1,)))
+            gs = grad(out, [xs[i] for i in diff], vs[0], create_graph=True, materialize_grads=True)
+            # an input not reached has a zero gradient (a constant)
+            flat = [reshape(g, (-1,)) for g in gs if g is not None]
             return concat(flat) if len(flat) > 1 else flat[0]
 
     return vjp_fn

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,13 @@ from ..tensor import Tensor
 from ._check import _host
 from ._samples import call, grad_inputs, sample_arrays, sample_tensors
 
-__all__ = ["ReferenceErrors", "default_reference", "errors_vs_reference", "reference_label"]
+__all__ = [
+    "ReferenceErrors",
+    "default_reference",
+    "errors_vs_reference",
+    "reference_label",
+    "torch_args",
+]
 
 #: dtype name -> (atol, rtol) for the forward check when Facts.tol names none
 FORWARD_TOL = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1e-5)}
@@ -67,6 +74,24 @@ def _max_abs(a: np.ndarray, e: np.ndarray) -> float:
         return float(np.max(np.where(same, 0.0, np.abs(a - e))))
 
 
+def torch_args(torch: Any, arrays: Sequence[Any], want: Sequence[int]) -> list[Any]:
+    """A sample's arguments for a PyTorch reference (``Facts.ref``): each NumPy array
+    becomes a torch tensor (a floating one in float64, others as ``torch.tensor`` makes
+    them) that requires grad when its index is in ``want``; anything else (a Python
+    number) is passed as it is.
+
+    ``torch`` is the PyTorch module, imported by the caller (PyTorch is optional).
+    """
+    out: list[Any] = []
+    for i, a in enumerate(arrays):
+        if isinstance(a, np.ndarray):
+            t = torch.tensor(a, dtype=torch.float64) if a.dtype.kind == "f" else torch.tensor(a)
+            out.append(t.requires_grad_(True) if i in want else t)
+        else:
+            out.append(a)
+    return out
+
+
 def _torch_outputs(
     op: OpDef,
     arrays: list[Any],
@@ -76,15 +101,7 @@ def _torch_outputs(
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     import torch
 
-    targs: list[Any] = []
-    for i, a in enumerate(arrays):
-        if isinstance(a, np.ndarray):
-            t = torch.tensor(a, dtype=torch.float64) if a.dtype.kind == "f" else torch.tensor(a)
-            if i in want:
-                t.requires_grad_(True)
-            targs.append(t)
-        else:
-            targs.append(a)
+    targs = torch_args(torch, arrays, want)
     assert op.facts.ref is not None
     tout = op.facts.ref(torch, *targs, **params)
     out = tout.detach().numpy().astype(np.float64)
