@@ -350,3 +350,13 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     bar = tense._progress(3, enabled=True)
     assert bar is not None and bar.total == 3
     bar.close()
+
+
+@pytest.mark.parametrize("lr", ["0", "-0.5", "nan"])
+def test_demo_refuses_a_learning_rate_that_is_not_positive(
+    lr: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        tense._parser().parse_args(["--lr", lr])
+    assert exc.value.code == 2
+    assert f"argument --lr: must be a positive number, got {lr}" in capsys.readouterr().err

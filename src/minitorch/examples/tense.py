@@ -688,6 +688,14 @@ def summary_table(result: TrainResult) -> str:
     return _table(rows) + "\n\n" + _table(layer_rows)
 
 
+def _positive(text: str) -> float:
+    """argparse type: a positive learning rate."""
+    value = float(text)
+    if not value > 0.0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     d = Config()
     p = argparse.ArgumentParser(
@@ -698,7 +706,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--epochs", type=int, default=d.epochs, help=f"passes over the data (default {d.epochs})"
     )
-    p.add_argument("--lr", type=float, default=d.lr, help=f"SGD learning rate (default {d.lr})")
+    p.add_argument(
+        "--lr", type=_positive, default=d.lr, help=f"SGD learning rate (default {d.lr})"
+    )
     p.add_argument(
         "--hidden", type=int, default=d.hidden, help=f"hidden units (default {d.hidden})"
     )
