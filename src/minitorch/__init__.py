@@ -100,6 +100,7 @@ ge = _ops.elementwise.ge
 gelu = _ops.activation.gelu
 getitem = _ops.indexing.getitem
 gt = _ops.elementwise.gt
+hardtanh = _ops.activation.hardtanh
 isfinite = _ops.elementwise.isfinite
 le = _ops.elementwise.le
 leaky_relu = _ops.activation.leaky_relu
@@ -118,6 +119,7 @@ maximum = _ops.elementwise.maximum
 mean = _ops.reduction.mean
 min = _ops.reduction.min
 minimum = _ops.elementwise.minimum
+mish = _ops.activation.mish
 move = _ops.shape.move
 mse_loss = _ops.loss.mse_loss
 mul = _ops.elementwise.mul
@@ -170,6 +172,7 @@ __all__ += [
     "gelu",
     "getitem",
     "gt",
+    "hardtanh",
     "isfinite",
     "le",
     "leaky_relu",
@@ -188,6 +191,7 @@ __all__ += [
     "mean",
     "min",
     "minimum",
+    "mish",
     "move",
     "mse_loss",
     "mul",

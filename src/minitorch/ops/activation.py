@@ -222,3 +222,71 @@ silu = defop(
         formula="composed: x*sigmoid(x)",
     ),
 )
+
+
+def _mish(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``x * tanh(softplus(x))``, as ``torch.nn.functional.mish``."""
+    sp = xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
+    return x * xp.tanh(sp), (x,)
+
+
+def _mish_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    """d/dx x*tanh(sp(x)) = tanh(sp) + x * (1 - tanh(sp)^2) * sigmoid(x)."""
+    (x,) = saved
+    t = xp.tanh(xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x))))
+    return (g * (t + x * (1.0 - t * t) * _sigmoid_of(xp, x)),)
+
+
+mish = defop(
+    "mish",
+    _mish,
+    _mish_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.nn.functional.mish(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-4.0, 4.0),
+        formula="g*(tanh(sp) + x*(1-tanh(sp)^2)*sigmoid(x))",
+    ),
+)
+
+
+def _hardtanh(
+    xp: Any, x: Any, min_val: float = -1.0, max_val: float = 1.0
+) -> tuple[Any, tuple[Any, ...]]:
+    """``x`` clamped to ``[min_val, max_val]``, as ``torch.nn.functional.hardtanh``; the
+    gradient is 0 at the two corners (PyTorch's subgradient)."""
+    if not min_val < max_val:
+        raise ValueError(f"hardtanh: min_val must be below max_val, got {min_val}, {max_val}")
+    return xp.minimum(xp.maximum(x, float(min_val)), float(max_val)), (x,)
+
+
+def _hardtanh_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    min_val: float = -1.0,
+    max_val: float = 1.0,
+) -> tuple[Any]:
+    (x,) = saved
+    return (xp.where((x > min_val) & (x < max_val), g, 0.0),)
+
+
+hardtanh = defop(
+    "hardtanh",
+    _hardtanh,
+    _hardtanh_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x, min_val=-1.0, max_val=1.0: torch.nn.functional.hardtanh(
+            x, min_val, max_val
+        ),
+        samples=(*UNARY, Sample(((3, 4),), {"min_val": -0.5, "max_val": 1.5})),
+        kind="unary",
+        kinks=(-1.0, -0.5, 1.0, 1.5),
+        formula="g*[min<x<max]",
+        second_order="zero (undefined at min and max)",
+    ),
+)
