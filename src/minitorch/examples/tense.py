@@ -706,9 +706,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--epochs", type=int, default=d.epochs, help=f"passes over the data (default {d.epochs})"
     )
-    p.add_argument(
-        "--lr", type=_positive, default=d.lr, help=f"SGD learning rate (default {d.lr})"
-    )
+    p.add_argument("--lr", type=_positive, default=d.lr, help=f"SGD learning rate (default {d.lr})")
     p.add_argument(
         "--hidden", type=int, default=d.hidden, help=f"hidden units (default {d.hidden})"
     )

@@ -394,7 +394,9 @@ def _public_function(
                 if not (t is Tensor or (scalars and (t is float or t is int))):
                     break
             else:
-                return apply(op, args, plain_params)
+                for a in args:  # Python numbers alone go the slow way (made into arrays)
+                    if type(a) is Tensor:
+                        return apply(op, args, plain_params)
         return call(op, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = op.name
@@ -428,7 +430,7 @@ def _check_names(
         else:
             raise ValueError(
                 f"defop: an op named {name!r} is already registered ({_who(old)}); "
-                f"choose another name, e.g. {module.split('.')[0]}_{name}"
+                f"choose another name, e.g. {module.split('.')[0].strip('_') or 'my'}_{name}"
             )
     for op in REGISTRY.values():
         if op is replaces:
