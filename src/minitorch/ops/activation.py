@@ -15,6 +15,11 @@ def _sigmoid_of(xp: Any, x: Any) -> Any:
     return xp.where(x >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def _softplus_of(xp: Any, x: Any) -> Any:
+    # log(1 + e^x) as max(x, 0) + log1p(e^-|x|): no overflow for any x
+    return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
 def _relu(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     """``max(x, 0)``; the gradient at 0 is 0 (PyTorch's subgradient)."""
     out = xp.maximum(x, 0.0)
@@ -182,7 +187,7 @@ gelu = defop(
 
 def _softplus(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     """``log(1 + exp(x))``, computed stably as ``max(x, 0) + log1p(exp(-|x|))``."""
-    return xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x))), (x,)
+    return _softplus_of(xp, x), (x,)
 
 
 def _softplus_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
@@ -226,14 +231,13 @@ silu = defop(
 
 def _mish(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     """``x * tanh(softplus(x))``, as ``torch.nn.functional.mish``."""
-    sp = xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
-    return x * xp.tanh(sp), (x,)
+    return x * xp.tanh(_softplus_of(xp, x)), (x,)
 
 
 def _mish_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     """d/dx x*tanh(sp(x)) = tanh(sp) + x * (1 - tanh(sp)^2) * sigmoid(x)."""
     (x,) = saved
-    t = xp.tanh(xp.maximum(x, 0.0) + xp.log1p(xp.exp(-xp.abs(x))))
+    t = xp.tanh(_softplus_of(xp, x))
     return (g * (t + x * (1.0 - t * t) * _sigmoid_of(xp, x)),)
 
 
