@@ -394,9 +394,9 @@ def _public_function(
                 if not (t is Tensor or (scalars and (t is float or t is int))):
                     break
             else:
-                for a in args:  # Python numbers alone go the slow way (made into arrays)
-                    if type(a) is Tensor:
-                        return apply(op, args, plain_params)
+                # Python numbers alone go the slow way (they are made into arrays)
+                if not scalars or type(args[0]) is Tensor or _first_tensor(args) is not None:
+                    return apply(op, args, plain_params)
         return call(op, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = op.name
