@@ -181,7 +181,12 @@ def record(
     node.saved = saved
     node.edges = tuple(edges)
     shape = out.shape
-    node.shape = _SHAPES.setdefault(shape, shape)
+    shared = _SHAPES.get(shape)
+    if shared is None:
+        if len(_SHAPES) > 4096:  # e.g. fuzzing with random shapes: do not grow forever
+            _SHAPES.clear()
+        shared = _SHAPES[shape] = shape
+    node.shape = shared
     node.backend = backend
     node._roles = None
     node._checks = ()
@@ -301,8 +306,9 @@ def run_backward(
             else:
                 xp, saved = vjp_args(node)
                 gins = vjp(xp, g, saved, needs, **node.params)
-        if not retain_graph:
+        if saved and not retain_graph:  # a node that saved nothing can run again
             node.saved = None
+            node._checks = ()  # nor keep the saved inputs' Tensors alive (history.append(loss))
         for e, gi in zip(edges, gins, strict=True):
             if e is None:
                 continue
@@ -373,8 +379,9 @@ class _Gradients:
             self.results[self.capture[node]] = g
         if node.retain is not None:
             rt = node.retain()
-            if rt is not None:
-                rt.grad = getattr(g, "data", g)
+            if rt is not None:  # accumulates over backward calls, as a leaf's does
+                gd = getattr(g, "data", g)
+                rt.grad = rt._backend.xp.asarray(gd, copy=True) if rt.grad is None else rt.grad + gd
 
     def store_leaf_grads(self) -> None:
         """Accumulate into each leaf's ``.grad`` like PyTorch: fresh arrays of the
@@ -382,6 +389,8 @@ class _Gradients:
         other leaf received it."""
         stored: set[int] = set()
         for t, g in self.leaf_grads.items():
+            if not t.requires_grad:  # requires_grad_(False) since the graph was built
+                continue
             be = t._backend
             if g.dtype != t.data.dtype:
                 g = be.xp.astype(g, t.data.dtype)

@@ -37,8 +37,12 @@ class SGD:
         self, params: Iterable[Tensor], lr: float, momentum: float = 0.0, weight_decay: float = 0.0
     ) -> None:
         self.params = list(params)
-        if lr <= 0:
+        if not lr > 0:
             raise ValueError(f"SGD: lr must be positive, got {lr}")
+        if not momentum >= 0:
+            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
+        if not weight_decay >= 0:
+            raise ValueError(f"SGD: weight_decay must be >= 0, got {weight_decay}")
         for i, p in enumerate(self.params):
             if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
                 raise ValueError(f"SGD: parameter {i} must be a leaf Tensor that requires grad")
@@ -74,7 +78,8 @@ class SGD:
             g = g + self.weight_decay * p.data
         if self.momentum:
             v = self._velocity[i]
-            v = g if v is None else self.momentum * v + g
+            # the first buffer is a copy: changing p.grad later must not change it
+            v = p._backend.xp.asarray(g, copy=True) if v is None else self.momentum * v + g
             self._velocity[i] = v
             g = v
         return g
@@ -105,7 +110,7 @@ def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> float:
     if not ps:
         return 0.0
     total = math.sqrt(sum(float(p._backend.xp.sum(p.grad * p.grad)) for p in ps))
-    if total > max_norm:
+    if total > max_norm or math.isnan(total):  # a NaN norm makes every gradient NaN
         scale = max_norm / (total + 1e-6)
         for p in ps:
             p.grad = p.grad * scale

@@ -266,6 +266,7 @@ class Tensor:
         user has since changed, exactly as PyTorch does.
         """
         if result.data.dtype != self.data.dtype:
+            _check_inplace_cast(self, result, what)
             result = self.__array_namespace__().astype(result, self.data.dtype)
         old = self._node
         self.data = result.data
@@ -454,6 +455,25 @@ def _check_float(t: Tensor, who: str) -> None:
             f"{who}: only floating-point tensors can require grad, got dtype "
             f"{t._backend.dtype_name(t.data.dtype)} (shape {t.shape}); convert it first, "
             f"e.g. minitorch.tensor(data, dtype='float32', requires_grad=True)"
+        )
+
+
+def _check_inplace_cast(t: Tensor, result: Tensor, what: str) -> None:
+    """In place, a result may only be cast within its kind (float64 -> float32), as in
+    PyTorch: a float result into an integer tensor, or a number into a bool, is refused."""
+    xp = t._backend.xp
+    rank = {"bool": 0, "integral": 1, "real floating": 2}  # each kind holds those before it
+
+    def kind(dtype: Any) -> int:
+        return next((r for k, r in rank.items() if xp.isdtype(dtype, k)), 3)
+
+    src, dst = kind(result.data.dtype), kind(t.data.dtype)
+    if src > dst or (src == 3) != (dst == 3):
+        raise RuntimeError(
+            f"{what}: the result has dtype {t._backend.dtype_name(result.data.dtype)}, which "
+            f"cannot be stored in place in a tensor of dtype "
+            f"{t._backend.dtype_name(t.data.dtype)} (shape {t.shape}); compute it out of "
+            f"place (y = x + 0.5) or convert first (x = x.astype('float32'))"
         )
 
 

@@ -326,7 +326,13 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
             out = be.xp.asarray(out, device=device)
         return out
     if not isinstance(data, np.ndarray):
+        given = type(data).__name__
         data = to_host(data)
+        if data.dtype.kind not in "biufc":
+            raise TypeError(
+                f"cannot make a tensor from a {given} (NumPy reads it as dtype {data.dtype}): "
+                f"give numbers, (nested) lists of numbers, or an array"
+            )
     if dtype is None:
         if data.dtype.kind == "f" and data.dtype != np.float64 and data.dtype != np.float32:
             dtype = be.dtype

@@ -27,7 +27,9 @@ def normalize_axes(axis: Axis, ndim: int, op: str) -> tuple[int, ...]:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     out = []
     for a in axes:
-        if not isinstance(a, int) or not -ndim <= a < builtins.max(ndim, 1):
+        if isinstance(a, bool) or not isinstance(a, int):
+            raise OpError(f"{op}: an axis must be an int, got {a!r} ({type(a).__name__})")
+        if not -ndim <= a < builtins.max(ndim, 1):
             raise OpError(f"{op}: axis {a!r} is out of range for a tensor with {ndim} dimensions")
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):

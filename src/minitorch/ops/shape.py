@@ -7,6 +7,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backend import Backend, resolve, shape_arg
 from ..errors import OpError
 from ..tensor import Tensor
@@ -17,6 +19,8 @@ from .reduction import normalize_axes
 
 def _reshape(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
     """The same elements in a new shape (one entry may be -1)."""
+    if any(isinstance(s, bool) or not isinstance(s, int | np.integer) for s in shape):
+        raise OpError(f"reshape: the new shape must be ints, got {tuple(shape)!r}")
     shape = tuple(int(s) for s in shape)
     known = math.prod(s for s in shape if s != -1)
     total = math.prod(x.shape)
@@ -69,8 +73,15 @@ def _view_method(self: Tensor, *shape: Any) -> Tensor:
 
 def _permute_dims(xp: Any, x: Any, axes: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
     """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
-    axes = tuple(int(a) % x.ndim if x.ndim else 0 for a in axes)
-    if sorted(axes) != list(range(x.ndim)):
+    n = x.ndim
+    for a in axes:
+        if not -n <= a < n:
+            raise OpError(
+                f"permute_dims: axes {tuple(axes)} are out of range for the {n} axes of "
+                f"{tuple(x.shape)} (each must be in [{-n}, {n}))"
+            )
+    axes = tuple(int(a) % n for a in axes)
+    if sorted(axes) != list(range(n)):
         raise OpError(
             f"permute_dims: {axes} is not a permutation of the {x.ndim} axes of {tuple(x.shape)}"
         )

@@ -1,0 +1,184 @@
+"""Bad input and misuse (the first items of the adversarial sweep), each held against
+PyTorch's behaviour: an error where PyTorch raises, PyTorch's numbers where it computes."""
+
+from __future__ import annotations
+
+import gc
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import tensor_f64 as _t
+
+import minitorch
+from minitorch import engine, optim
+from minitorch.testing import assert_close
+
+
+def _host(a: Any, backend: Any) -> np.ndarray:
+    return np.asarray(backend.to_numpy(a))
+
+
+# ------------------------------------------------------------------ shapes and axes
+def test_permute_refuses_axes_out_of_range(backend: Any) -> None:
+    x = _t(np.zeros((2, 3)), backend)
+    with pytest.raises(minitorch.OpError, match=r"axes \(1, 2\) are out of range"):
+        x.permute(1, 2)
+    assert x.permute(-1, 0).shape == (3, 2)
+
+
+def test_reshape_refuses_non_integer_sizes(backend: Any) -> None:
+    x = _t(np.zeros(6), backend)
+    with pytest.raises(minitorch.OpError, match="must be ints"):
+        minitorch.reshape(x, (3.7, 2))
+    with pytest.raises(minitorch.OpError, match="must be ints"):
+        x.reshape(True, 6)
+
+
+def test_an_axis_is_an_int_not_a_bool(backend: Any) -> None:
+    x = _t(np.ones((2, 3)), backend)
+    with pytest.raises(minitorch.OpError, match="an axis must be an int, got True"):
+        x.sum(axis=True)
+
+
+@pytest.mark.parametrize("data", [None, "abc", {"a": 1}, b"xy"])
+def test_tensor_refuses_what_is_not_numbers(data: Any) -> None:
+    with pytest.raises(TypeError, match=f"from a {type(data).__name__}"):
+        minitorch.tensor(data)
+
+
+def test_tensor_refuses_a_generator() -> None:
+    with pytest.raises(TypeError, match="from a generator"):
+        minitorch.tensor(i for i in range(3))
+
+
+# ------------------------------------------------------------------ in place
+def test_in_place_refuses_a_cast_to_a_narrower_kind(backend: Any) -> None:
+    be = backend
+    i = minitorch.Tensor._make(
+        be.from_numpy(np.array([1, 2]), be.dtypes["int64"], be.device), be, None
+    )
+    # (array-api-strict refuses int + float already in the add)
+    with pytest.raises((RuntimeError, minitorch.OpError), match=r"in place|promoted"):
+        i += 0.5
+    with pytest.raises((RuntimeError, minitorch.OpError), match=r"in place|floating-point"):
+        i /= 2
+    assert _host(i.data, be).tolist() == [1, 2] and i.version == 0
+    i += 1
+    assert _host(i.data, be).tolist() == [2, 3]
+    b = minitorch.Tensor._make(
+        be.from_numpy(np.array([True]), be.dtypes["bool"], be.device), be, None
+    )
+    with pytest.raises((RuntimeError, minitorch.OpError), match=r"in place|numeric dtypes"):
+        b += 1
+    f = minitorch.Tensor._make(be.from_numpy(np.ones(2), be.dtypes["float32"], be.device), be, None)
+    f += _t([0.5, 0.25], be)  # float64 into float32: the same kind, as PyTorch
+    assert f.dtype == be.dtypes["float32"]
+    assert_close(f, np.array([1.5, 1.25]), rtol=0)
+
+
+# ------------------------------------------------------------------ backward misuse
+def test_a_retained_grad_accumulates_over_backward_calls(backend: Any) -> None:
+    x = _t([1.0, 2.0], backend, requires_grad=True)
+    y = x * 2.0
+    y.retain_grad()
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    assert_close(y.grad, np.array([8.0, 16.0]), rtol=0)  # PyTorch: [8, 16]
+    assert_close(x.grad, np.array([16.0, 32.0]), rtol=0)
+
+
+def test_a_retained_grad_and_a_leaf_grad_do_not_share_memory() -> None:
+    with minitorch.use_backend("numpy"):
+        x = minitorch.tensor([1.0, 2.0], requires_grad=True, dtype="float64")
+        y = x + 0.0
+        y.retain_grad()
+        y.sum().backward()
+    assert not np.shares_memory(x.grad, y.grad)
+    y.grad[0] = 5.0
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_requires_grad_false_after_the_graph_was_built_leaves_grad_alone(backend: Any) -> None:
+    x = _t([1.0, 2.0], backend, requires_grad=True)
+    w = _t([3.0, 4.0], backend, requires_grad=True)
+    loss = (x * w).sum()
+    x.requires_grad_(False)
+    loss.backward()
+    assert x.grad is None  # PyTorch: None
+    assert_close(w.grad, np.array([1.0, 2.0]), rtol=0)
+
+
+def test_a_graph_that_saved_nothing_can_run_backward_twice(backend: Any) -> None:
+    x = _t([1.0, 2.0], backend, requires_grad=True)
+    y = -(x + 1.0)  # add and neg save nothing
+    seed = _t([1.0, 3.0], backend).data
+    y.backward(seed)
+    y.backward(seed)  # PyTorch accumulates: nothing was saved, nothing was freed
+    assert_close(x.grad, np.array([-2.0, -6.0]), rtol=0)
+    z = (x * x).sum()
+    z.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.backward()
+
+
+def test_keeping_the_loss_does_not_keep_the_activations(backend: Any) -> None:
+    """``history.append(loss)``: after backward, the graph holds no intermediate Tensor."""
+    x = _t(np.ones((4, 3)), backend, requires_grad=True)
+    h = x * 2.0
+    loss = (h * h).sum()  # mul saves h
+    ref = weakref.ref(h)
+    del h
+    loss.backward()
+    gc.collect()
+    assert ref() is None
+    assert loss.grad_fn is not None  # the loss itself stays usable
+
+
+def test_the_shape_cache_stays_bounded() -> None:
+    x = minitorch.tensor(np.ones(1), requires_grad=True)
+    for n in range(1, 5000):
+        (x * minitorch.tensor(np.ones(n))).sum()
+    assert len(engine._SHAPES) <= 4097
+
+
+# ------------------------------------------------------------------ optimizers
+def test_sgd_refuses_negative_momentum_and_weight_decay() -> None:
+    w = minitorch.tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match="momentum must be >= 0"):
+        optim.SGD([w], lr=0.1, momentum=-0.5)
+    with pytest.raises(ValueError, match="weight_decay must be >= 0"):
+        optim.SGD([w], lr=0.1, weight_decay=-1e-4)
+    with pytest.raises(ValueError, match="lr must be positive"):
+        optim.SGD([w], lr=math.nan)
+
+
+def test_sgd_momentum_buffer_is_not_the_gradient() -> None:
+    """Changing ``w.grad`` after a step must not change the trajectory (PyTorch)."""
+    torch = pytest.importorskip("torch")
+    w = minitorch.tensor([1.0, -2.0], requires_grad=True, dtype="float64")
+    tw = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    topt = torch.optim.SGD([tw], lr=0.1, momentum=0.9)
+    for _ in range(3):
+        (w * w).sum().backward()
+        (tw * tw).sum().backward()
+        opt.step()
+        topt.step()
+        w.grad[...] = 0.0  # in place, after the step
+        with torch.no_grad():
+            tw.grad.zero_()
+    np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-15)
+
+
+def test_clip_grad_norm_with_a_nan_gradient_makes_every_gradient_nan(backend: Any) -> None:
+    a = _t([1.0, 2.0], backend, requires_grad=True)
+    b = _t([3.0], backend, requires_grad=True)
+    a.grad = _t([np.nan, 1.0], backend).data
+    b.grad = _t([4.0], backend).data
+    total = optim.clip_grad_norm_([a, b], 1.0)
+    assert math.isnan(total)
+    assert np.isnan(_host(a.grad, backend)).all() and np.isnan(_host(b.grad, backend)).all()
