@@ -139,9 +139,10 @@ def test_keeping_the_loss_does_not_keep_the_activations(backend: Any) -> None:
 
 
 def test_the_shape_cache_stays_bounded() -> None:
-    x = minitorch.tensor(np.ones(1), requires_grad=True)
-    for n in range(1, 5000):
-        (x * minitorch.tensor(np.ones(n))).sum()
+    with minitorch.use_backend("numpy"):  # 5,000 shapes: JAX would compile each
+        x = minitorch.tensor(np.ones(1), requires_grad=True)
+        for n in range(1, 5000):
+            (x * minitorch.tensor(np.ones(n))).sum()
     assert len(engine._SHAPES) <= 4097
 
 
