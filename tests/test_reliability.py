@@ -160,7 +160,9 @@ def test_sgd_refuses_negative_momentum_and_weight_decay() -> None:
 def test_sgd_momentum_buffer_is_not_the_gradient() -> None:
     """Changing ``w.grad`` after a step must not change the trajectory (PyTorch)."""
     torch = pytest.importorskip("torch")
-    w = minitorch.tensor([1.0, -2.0], requires_grad=True, dtype="float64")
+    # NumPy: its gradients are mutable arrays (the aliasing matters where one can write)
+    w = minitorch.tensor(np.array([1.0, -2.0]), requires_grad=True).to("numpy")
+    w = w.detach().requires_grad_()
     tw = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
     opt = optim.SGD([w], lr=0.1, momentum=0.9)
     topt = torch.optim.SGD([tw], lr=0.1, momentum=0.9)
