@@ -185,3 +185,111 @@ def test_clip_grad_norm_with_a_nan_gradient_makes_every_gradient_nan(backend: An
     total = optim.clip_grad_norm_([a, b], 1.0)
     assert math.isnan(total)
     assert np.isnan(_host(a.grad, backend)).all() and np.isnan(_host(b.grad, backend)).all()
+
+
+# ------------------------------------------------------------------ indices
+def test_embedding_refuses_negative_indices(backend: Any) -> None:
+    be = backend
+    w = _t(np.arange(12.0).reshape(4, 3), be, requires_grad=True)
+    idx = minitorch.Tensor._make(
+        be.from_numpy(np.array([-1, 0]), be.dtypes["int64"], be.device), be, None
+    )
+    with pytest.raises(minitorch.OpError, match=r"embedding: an index is out of range \[0, 4\)"):
+        minitorch.embedding(idx, w)
+
+
+def test_scatter_add_refuses_bad_indices_and_sizes(backend: Any) -> None:
+    be = backend
+    v = _t(np.ones((2, 3)), be, requires_grad=True)
+
+    def ints(a: Any) -> minitorch.Tensor:
+        return minitorch.Tensor._make(
+            be.from_numpy(np.array(a), be.dtypes["int64"], be.device), be, None
+        )
+
+    for bad in ([-1, 0], [0, 4]):
+        with pytest.raises(minitorch.OpError, match=r"out of range \[0, 4\)"):
+            minitorch.scatter_add(v, ints(bad), n=4)
+    with pytest.raises(minitorch.OpError, match="indices must be integers"):
+        minitorch.scatter_add(v, _t([0.0, 1.0], be), n=4)
+    with pytest.raises(minitorch.OpError, match="n must be an int >= 0"):
+        minitorch.scatter_add(v, ints([0, 1]), n=-1)
+    out = minitorch.scatter_add(v, ints([3, 3]), n=4)
+    assert_close(out, np.array([[0.0] * 3, [0.0] * 3, [0.0] * 3, [2.0] * 3]), rtol=0)
+
+
+# ------------------------------------------------------------------ moves copy
+def test_a_move_never_shares_memory_with_its_source(backend: Any) -> None:
+    """``src.to("numpy")`` then an SGD step on the moved tensor leaves ``src`` alone."""
+    other = "numpy" if backend.name != "numpy" else "torch"
+    if other not in minitorch.available_backends():
+        pytest.skip(f"{backend.name}: needs a second backend ({other}) to move to")
+    src = _t([1.0, 2.0], backend)
+    moved = src.to(other).detach().requires_grad_()
+    (moved * moved).sum().backward()
+    optim.SGD([moved], lr=0.5).step()  # writes in place on NumPy when it can
+    assert_close(src, np.array([1.0, 2.0]), rtol=0)
+    assert_close(moved, np.array([0.0, 0.0]), rtol=0)
+    back = moved.to(backend.name, device=backend.device)
+    moved.data[0] = 99.0  # NumPy and torch arrays are writable: a shared buffer would show
+    assert _host(back.data, backend).tolist() == [0.0, 0.0]
+
+
+# ------------------------------------------------------------------ threads
+def test_use_backend_is_per_thread() -> None:
+    """Two threads' ``use_backend`` blocks do not take each other's dtype, and the
+    default is what it was once both are done."""
+    import threading
+
+    before = minitorch.get_backend()
+    barrier = threading.Barrier(2)
+    seen: dict[str, list[str]] = {"float32": [], "float64": []}
+
+    def work(dtype: str) -> None:
+        with minitorch.use_backend("numpy", dtype=dtype):
+            for _ in range(50):
+                barrier.wait()
+                seen[dtype].append(str(minitorch.tensor([1.0]).dtype))
+
+    threads = [threading.Thread(target=work, args=(d,)) for d in seen]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"float32": ["float32"] * 50, "float64": ["float64"] * 50}
+    assert minitorch.get_backend() is before
+
+
+# ------------------------------------------------------------------ files
+def test_a_save_killed_mid_write_leaves_the_old_file(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from minitorch.examples.tense import MLP
+
+    with minitorch.use_backend("numpy", dtype="float64"):
+        minitorch.manual_seed(0)
+        model = MLP([3, 4, 2])
+        path = model.save(tmp_path / "best.npz")
+        good = path.read_bytes()
+
+        def killed(f: Any, **arrays: Any) -> None:
+            f.write(b"PK\x03\x04 half an archive")
+            raise KeyboardInterrupt  # the run is stopped while it writes
+
+        monkeypatch.setattr(np, "savez", killed)
+        with pytest.raises(KeyboardInterrupt):
+            model.save(path)
+    assert path.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == ["best.npz"]  # no temporary left
+
+
+def test_load_state_dict_copies_the_arrays() -> None:
+    from minitorch.examples.tense import MLP
+
+    with minitorch.use_backend("numpy", dtype="float64"):
+        minitorch.manual_seed(0)
+        model = MLP([3, 4, 2])
+        state = model.state_dict()
+        model.load_state_dict(state)
+        state["layer1.weight"][...] = 7.0
+        assert not (model.state_dict()["layer1.weight"] == 7.0).any()

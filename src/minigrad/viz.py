@@ -167,18 +167,25 @@ def render_dot(dot_text: str, path: str | os.PathLike[str], fmt: str | None = No
             "or use the DOT text directly."
         )
     out.parent.mkdir(parents=True, exist_ok=True)
-    result = subprocess.run(
-        [exe, f"-T{fmt}", "-o", str(out)],
-        input=dot_text,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(
-            f"Graphviz 'dot -T{fmt}' failed with exit code {result.returncode}: "
-            f"{result.stderr.strip()}"
+    # dot writes a temporary file beside the target, renamed onto it when dot succeeded:
+    # an interrupted or failed run never leaves a half-written picture
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.tmp{out.suffix}")
+    try:
+        result = subprocess.run(
+            [exe, f"-T{fmt}", "-o", str(tmp)],
+            input=dot_text,
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"Graphviz 'dot -T{fmt}' failed with exit code {result.returncode}: "
+                f"{result.stderr.strip()}"
+            )
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return out
 
 

@@ -128,7 +128,15 @@ def contiguous(a: np.ndarray) -> np.ndarray:
 _lock = threading.Lock()
 _cache: dict[tuple[str, str, str], Backend] = {}
 _base: dict[str, Backend] = {}
-_current: list[Backend | None] = [None]
+# set_backend: the process-wide default; use_backend: this thread's override
+_default: list[Backend | None] = [None]
+
+
+class _ThreadBackend(threading.local):
+    backend: Backend | None = None
+
+
+_thread = _ThreadBackend()
 
 
 def _namespace(xp_module: Any, **extras: Any) -> types.SimpleNamespace:
@@ -241,7 +249,9 @@ def resolve(name: str, dtype: Any = None, device: Any = None) -> Backend:
 def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:
     """Choose the array library, default float dtype and device of *new* tensors.
 
-    Existing tensors keep the backend of their array.
+    This is the process-wide default, seen by every thread that is not inside a
+    :func:`use_backend` block (those are per thread). Existing tensors keep the backend
+    of their array.
 
     Parameters
     ----------
@@ -261,26 +271,31 @@ def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:
     >>> be = minitorch.set_backend("numpy")
     """
     be = resolve(name, dtype, device)
-    _current[0] = be
+    _default[0] = be
+    _thread.backend = None  # this thread follows the new default too
     return be
 
 
 def get_backend() -> Backend:
-    """The Backend new tensors are made with (NumPy, float32 until changed)."""
-    be = _current[0]
+    """The Backend new tensors are made with in this thread: the innermost
+    :func:`use_backend` block's, else the default (NumPy, float32 until changed)."""
+    be = _thread.backend or _default[0]
     if be is None:
-        be = _current[0] = resolve("numpy")
+        be = _default[0] = resolve("numpy")
     return be
 
 
 @contextlib.contextmanager
 def use_backend(name: str, *, dtype: Any = None, device: Any = None) -> Iterator[Backend]:
-    """Context manager: ``set_backend`` inside the block, restore the previous one after."""
-    prev = _current[0]
+    """Context manager: new tensors of *this thread* use the given backend inside the
+    block; the previous choice comes back after it. Other threads are not affected."""
+    prev = _thread.backend
+    be = resolve(name, dtype, device)
+    _thread.backend = be
     try:
-        yield set_backend(name, dtype=dtype, device=device)
+        yield be
     finally:
-        _current[0] = prev
+        _thread.backend = prev
 
 
 # top-level module of an array's type -> the backend that knows how to read it

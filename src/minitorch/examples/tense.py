@@ -41,6 +41,7 @@ import numpy as np
 
 import minitorch
 from minitorch import Tensor, optim, viz
+from minitorch._atomic import atomic_path, write_text
 
 from .grammar import HELD_OUT, PERSONS, TENSES, VERBS, Dataset, build_dataset
 
@@ -152,7 +153,7 @@ class MLP:
                 f"load_state_dict: expected the keys {sorted(params)}, got {sorted(state)}"
             )
         for name, p in params.items():
-            arr = np.asarray(state[name])
+            arr = np.array(state[name], copy=True)  # later edits of `state` stay there
             if tuple(arr.shape) != p.shape:
                 raise ValueError(
                     f"load_state_dict: {name} has shape {p.shape} in the model but "
@@ -164,9 +165,8 @@ class MLP:
     def save(self, path: str | os.PathLike[str]) -> pathlib.Path:
         """Write the parameters to an ``.npz`` file (NumPy arrays keyed by name)."""
         out = pathlib.Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("wb") as f:
-            state: dict[str, Any] = self.state_dict()
+        state: dict[str, Any] = self.state_dict()
+        with atomic_path(out) as tmp, tmp.open("wb") as f:  # whole, or the old file stays
             np.savez(f, **state)
         return out
 
@@ -483,7 +483,7 @@ def write_metrics(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
     """Write ``metrics.csv`` (one row per epoch) and ``metrics.json`` (all of it)."""
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out / "metrics.csv", out / "metrics.json"
-    with csv_path.open("w", newline="") as f:
+    with atomic_path(csv_path) as tmp, tmp.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(result.history[0]))
         writer.writeheader()
         writer.writerows(result.history)
@@ -505,7 +505,7 @@ def write_metrics(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
         "train_seconds": result.seconds,
         "history": result.history,
     }
-    json_path.write_text(json.dumps(summary, indent=2) + "\n")
+    write_text(json_path, json.dumps(summary, indent=2) + "\n")
     return [csv_path, json_path]
 
 
@@ -528,7 +528,7 @@ def write_graph(result: TrainResult, out: pathlib.Path) -> tuple[list[pathlib.Pa
         phrases = " / ".join(f'"{result.data.cells_val[r].phrase}"' for r in rows)
         text = viz.to_dot(loss, title=f"one forward/backward of {phrases} (best weights)")
     dot_path = out / "graph.dot"
-    dot_path.write_text(text)
+    write_text(dot_path, text)
     if shutil.which("dot") is None:
         return [dot_path], GRAPHVIZ_HINT
     return [dot_path, viz.render_dot(text, out / "graph.svg")], None
@@ -628,7 +628,8 @@ def write_plots(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
         draw(ax)
         integer_epochs(ax)
         paths.append(out / f"{name}.png")
-        fig.savefig(paths[-1])
+        with atomic_path(paths[-1]) as tmp:
+            fig.savefig(tmp)
     fig = Figure(figsize=(11, 7.5), dpi=80, layout="constrained")
     axes = fig.subplots(2, 2)
     for ax, draw in zip(axes.ravel(), (loss_ax, acc_ax, grad_ax, weight_ax), strict=True):
@@ -636,7 +637,8 @@ def write_plots(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
         integer_epochs(ax)
     fig.suptitle(f"minitorch demo: tense classifier, {result.backend}")
     paths.append(out / "overview.png")
-    fig.savefig(paths[-1])
+    with atomic_path(paths[-1]) as tmp:
+        fig.savefig(tmp)
     return paths
 
 

@@ -146,15 +146,18 @@ def _take(xp: Any, x: Any, indices: Any, axis: int | None = None) -> tuple[Any, 
     return xp.take(x, idx, axis=ax), (shape, idx, ax, axis is None)
 
 
-def _check_indices(xp: Any, indices: Any, n: int, op: str) -> Any:
+def _check_indices(xp: Any, indices: Any, n: int, op: str, negative: bool = True) -> Any:
+    """Integer indices in range for an axis of size ``n`` (``[-n, n)``, or ``[0, n)``
+    where negative indices are refused, as PyTorch's embedding and index_add do)."""
     if not xp.isdtype(indices.dtype, "integral"):
         raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
-    if math.prod(indices.shape) and (bool(xp.any(indices < -n)) or bool(xp.any(indices >= n))):
+    low = -n if negative else 0
+    if math.prod(indices.shape) and (bool(xp.any(indices < low)) or bool(xp.any(indices >= n))):
         raise OpError(
-            f"{op}: an index is out of range for an axis of size {n} "
+            f"{op}: an index is out of range [{low}, {n}) "
             f"(indices go from {int(xp.min(indices))} to {int(xp.max(indices))})"
         )
-    return xp.where(indices < 0, indices + n, indices)
+    return xp.where(indices < 0, indices + n, indices) if negative else indices
 
 
 def _take_vjp(
@@ -206,7 +209,7 @@ def _embedding(xp: Any, indices: Any, weight: Any) -> tuple[Any, tuple[Any, ...]
             f"embedding: weight must be 2-D (num_embeddings, dim), got shape {tuple(weight.shape)}"
         )
     v, d = weight.shape
-    flat = _check_indices(xp, xp.reshape(indices, (-1,)), v, "embedding")
+    flat = _check_indices(xp, xp.reshape(indices, (-1,)), v, "embedding", negative=False)
     out = xp.reshape(xp.take(weight, flat, axis=0), (*indices.shape, d))
     return out, (flat, v, d)
 
@@ -293,6 +296,14 @@ def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
 def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:
     """Sum the rows of ``values`` (m, ...) into ``n`` rows at the 1-D integer ``index``;
     repeated indices accumulate. (The backward of ``take``; its own VJP is ``take``.)"""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise OpError(f"scatter_add: n must be an int >= 0, got {n!r}")
+    if index.ndim != 1 or index.shape[0] != values.shape[0]:
+        raise OpError(
+            f"scatter_add: index must be 1-D with one entry per row of values "
+            f"{tuple(values.shape)}, got shape {tuple(index.shape)}"
+        )
+    index = _check_indices(xp, index, n, "scatter_add", negative=False)
     return xp.scatter_add(n, index, values), (index,)
 
 

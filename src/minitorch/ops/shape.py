@@ -344,7 +344,10 @@ stack = defop(
 
 def _move(xp: Any, x: Any, backend: Any = None, source: Any = None) -> tuple[Any, tuple[Any, ...]]:
     """Move to another backend (or device) through host NumPy; the gradient moves back."""
-    return backend.from_numpy(source.to_numpy(x), None, backend.device), (x.device,)
+    # a copy on the host: the moved tensor never shares memory with the source (torch's
+    # .numpy() and NumPy's asarray would), so updating one cannot change the other
+    host = np.array(source.to_numpy(x), copy=True)
+    return backend.from_numpy(host, None, backend.device), (x.device,)
 
 
 def _move_vjp(
