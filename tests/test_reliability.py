@@ -49,6 +49,12 @@ def test_tensor_refuses_what_is_not_numbers(data: Any) -> None:
         minitorch.tensor(data)
 
 
+@pytest.mark.parametrize("data", [["a", "b"], np.array([None, 1.0])])
+def test_tensor_refuses_arrays_that_are_not_numbers(data: Any) -> None:
+    with pytest.raises(TypeError, match="from an array of dtype"):
+        minitorch.tensor(data)
+
+
 def test_tensor_refuses_a_generator() -> None:
     with pytest.raises(TypeError, match="from a generator"):
         minitorch.tensor(i for i in range(3))

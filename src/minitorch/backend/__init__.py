@@ -333,21 +333,25 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
     """Python data, NumPy or any DLPack-capable array as an array of ``be`` (no copy
     where ``data`` already is one of the wanted dtype and device)."""
     device = be.device if device is None else device
-    if _is_backend_array(data, be):
+    native = _is_backend_array(data, be)
+    if not native and not isinstance(data, np.ndarray):
+        given = f"a {type(data).__name__}, which NumPy reads as"
+        data = to_host(data)
+    else:
+        given = "an array of"
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "biufc":
+        # strings, objects, dates: not numbers
+        raise TypeError(
+            f"cannot make a tensor from {given} dtype {data.dtype}: give numbers, (nested) "
+            f"lists of numbers, or an array of numbers"
+        )
+    if native:
         out = data
         if dtype is not None and out.dtype != dtype:
             out = be.xp.astype(out, dtype)
         if be.name != "numpy" and str(out.device) != str(device):
             out = be.xp.asarray(out, device=device)
         return out
-    if not isinstance(data, np.ndarray):
-        given = type(data).__name__
-        data = to_host(data)
-        if data.dtype.kind not in "biufc":
-            raise TypeError(
-                f"cannot make a tensor from a {given} (NumPy reads it as dtype {data.dtype}): "
-                f"give numbers, (nested) lists of numbers, or an array"
-            )
     if dtype is None:
         if data.dtype.kind == "f" and data.dtype != np.float64 and data.dtype != np.float32:
             dtype = be.dtype
