@@ -356,8 +356,7 @@ def defop(
         api=api,
         module=module,
     )
-    fn = _public_function(op, target, plist, skip)
-    fn.__doc__ = doc or target.__doc__
+    fn = _public_function(op, sig, skip, doc or target.__doc__)
     object.__setattr__(op, "fn", fn)
     if replaces is not None:
         _unbind(replaces)
@@ -378,7 +377,7 @@ def defop(
 
 
 def _public_function(
-    op: OpDef, target: Callable[..., Any], plist: list[inspect.Parameter], skip: int
+    op: OpDef, sig: inspect.Signature, skip: int, doc: str | None
 ) -> Callable[..., Any]:
     """The function users call: a fast path for tensors alone, else :func:`call`."""
     n = op.nin
@@ -400,13 +399,13 @@ def _public_function(
         return call(op, args, kwargs)
 
     fn.__name__ = fn.__qualname__ = op.name
-    fn.__doc__ = target.__doc__
+    fn.__doc__ = doc
     fn.__module__ = "minitorch" if op.builtin else op.module
+    plist = list(sig.parameters.values())
     if n == -1:
         lead = [inspect.Parameter("tensors", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     else:
         lead = [p.replace(annotation=inspect.Parameter.empty) for p in plist[skip - n : skip]]
-    sig = inspect.signature(target)
     fn.__signature__ = sig.replace(  # type: ignore[attr-defined]
         parameters=[*lead, *plist[skip:]], return_annotation="Tensor"
     )
@@ -441,9 +440,9 @@ def _check_names(
         if name in op.aliases:
             raise ValueError(f"defop: {name!r} is already a name of {_who(op)}")
     for attr in bound:
-        owner = BOUND.get(attr)
-        taken = owner is not None and owner is not _bound_by(replaces, attr)
-        if taken or (owner is None and _defined_on_tensor(attr)):
+        if replaces is not None and attr in replaces.methods:
+            continue  # the op being replaced holds it
+        if attr in BOUND or _defined_on_tensor(attr):
             raise ValueError(
                 f"defop: {name}: Tensor.{attr} already exists; bind the op under another "
                 f"method name, or leave method= out and call it as a function"
@@ -458,10 +457,6 @@ def _defined_on_tensor(attr: str) -> bool:
 
 def _who(op: OpDef) -> str:
     return f"minitorch's built-in op minitorch.{op.name}" if op.builtin else f"{op.module}"
-
-
-def _bound_by(op: OpDef | None, attr: str) -> Any:
-    return getattr(Tensor, attr, None) if op is not None and attr in op.methods else None
 
 
 def _bind(attr: str, value: Any) -> None:
