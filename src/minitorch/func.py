@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from . import _grad_mode
 from .autograd import grad as _autograd_grad
@@ -140,7 +140,7 @@ def _grads(
         create_graph=create_graph,
         materialize_grads=True,  # zeros for an input no output depends on
     )
-    return tuple(g for g in gs if g is not None)
+    return cast(tuple[Tensor, ...], gs)  # materialized: no None
 
 
 def _value_and_grad_impl(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,8 +44,8 @@ def _vjp_function(
                     "gradgradcheck: fn's output does not depend on any input that requires grad"
                 )
             gs = grad(out, [xs[i] for i in diff], vs[0], create_graph=True, materialize_grads=True)
-            # an input not reached has a zero gradient (a constant)
-            flat = [reshape(g, (-1,)) for g in gs if g is not None]
+            # an input not reached has a zero gradient (a constant): materialized, no None
+            flat = [reshape(cast(Tensor, g), (-1,)) for g in gs]
             return concat(flat) if len(flat) > 1 else flat[0]
 
     return vjp_fn
