@@ -499,26 +499,22 @@ def _logical_not(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 logical_not = defop("logical_not", _logical_not, None, dunders=["__invert__"])
 
 
-def _logical_and(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Elementwise logical and of boolean tensors (``x & y``); no gradient."""
-    return xp.logical_and(x, y), ()
+def _logical(name: str, symbol: str) -> Any:
+    """``x & y`` / ``x | y`` on boolean tensors (and Python bools): no gradient."""
+
+    def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+        return getattr(xp, name)(x, y), ()
+
+    fwd.__doc__ = f"Elementwise ``x {symbol} y`` of boolean tensors (no gradient)."
+    fwd.__module__ = __name__
+    dunder = {"&": "and", "|": "or"}[symbol]
+    return defop(
+        name, fwd, None, nin=2, dunders=[f"__{dunder}__"], rdunders=[f"__r{dunder}__"], scalars=True
+    )
 
 
-logical_and = defop(
-    "logical_and", _logical_and, None, nin=2, dunders=["__and__"], rdunders=["__rand__"],
-    scalars=True,
-)  # fmt: skip
-
-
-def _logical_or(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Elementwise logical or of boolean tensors (``x | y``); no gradient."""
-    return xp.logical_or(x, y), ()
-
-
-logical_or = defop(
-    "logical_or", _logical_or, None, nin=2, dunders=["__or__"], rdunders=["__ror__"],
-    scalars=True,
-)  # fmt: skip
+logical_and = _logical("logical_and", "&")
+logical_or = _logical("logical_or", "|")
 
 
 def _isfinite(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
