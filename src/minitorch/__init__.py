@@ -139,6 +139,7 @@ softplus = _ops.activation.softplus
 sqrt = _ops.elementwise.sqrt
 squeeze = _ops.shape.squeeze
 stack = _ops.shape.stack
+std = _ops.reduction.std
 sub = _ops.elementwise.sub
 sum = _ops.reduction.sum
 take = _ops.indexing.take
@@ -211,6 +212,7 @@ __all__ += [
     "sqrt",
     "squeeze",
     "stack",
+    "std",
     "sub",
     "sum",
     "take",

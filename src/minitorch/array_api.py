@@ -190,11 +190,6 @@ class Namespace:
         m = self.maximum(x1, x2)
         return m + self.log1p(self.exp(-self.abs(self.subtract(x1, x2))))  # type: ignore[no-any-return]
 
-    def std(
-        self, x: Any, /, *, axis: Any = None, keepdims: bool = False, correction: float = 0.0
-    ) -> Tensor:
-        return self.sqrt(self.var(x, axis=axis, keepdims=keepdims, correction=correction))  # type: ignore[no-any-return]
-
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
         return self.sum(self.multiply(x1, x2), axis=axis)  # type: ignore[no-any-return]
 

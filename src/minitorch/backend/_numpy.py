@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from typing import Any
 
@@ -37,6 +38,40 @@ def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> 
 
 def _reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
     return x.reshape(shape) if copy is None else np.reshape(x, shape, copy=copy)
+
+
+# the unsigned type of each float type's width, to select by bits
+_BITS = {
+    np.dtype(np.float16): np.uint16,
+    np.dtype(np.float32): np.uint32,
+    np.dtype(np.float64): np.uint64,
+}
+
+
+def _where(condition: Any, x1: Any, x2: Any, /) -> Any:
+    """``where(condition, x1, 0.0)`` on a large float array is a bitwise AND of its bits
+    with the mask: np.where branches per element, and on a random mask (a ReLU's) it is
+    about 10x slower than that from 64k elements on. The values are the same, nan, inf
+    and -0.0 included; anything else is np.where."""
+    if (
+        type(x2) is float
+        and x2 == 0.0
+        and math.copysign(1.0, x2) > 0
+        and type(x1) is np.ndarray
+        and x1.size >= _WHERE_BITS_FROM
+        and type(condition) is np.ndarray
+        and condition.dtype == np.bool_
+        and condition.shape == x1.shape
+        and x1.dtype in _BITS
+    ):
+        bits = _BITS[x1.dtype]
+        mask = condition.view(np.uint8).astype(bits)
+        np.negative(mask, out=mask)  # 1 -> all bits set
+        return (x1.view(bits) & mask).view(x1.dtype)
+    return np.where(condition, x1, x2)
+
+
+_WHERE_BITS_FROM = 32768
 
 
 def _native_functions() -> dict[str, Any]:
@@ -83,5 +118,5 @@ def load() -> Backend:
         from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
         parse_device=_parse_device,
         owns=lambda x: x.base is None,
-        overrides={"sum": _sum, "max": _max, **_native_functions()},
+        overrides={"sum": _sum, "max": _max, "where": _where, **_native_functions()},
     )

@@ -149,20 +149,49 @@ div = defop(
 
 # ------------------------------------------------------------------ pow
 def _pow(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Elementwise ``x ** y``: tensor ** number, number ** tensor or tensor ** tensor."""
-    out = x**y
+    """Elementwise ``x ** y``: tensor ** number, number ** tensor or tensor ** tensor.
+
+    A float tensor to the power 0.5 is ``sqrt(x)`` and to -0.5 is ``1 / sqrt(x)``, as in
+    PyTorch: so ``(-inf) ** 0.5`` is nan, where C's ``pow`` gives inf.
+    """
+    if _is_scalar(y) and y in (0.5, -0.5) and xp.isdtype(x.dtype, "real floating"):
+        out = _root(xp, x, y)
+    else:
+        out = x**y
     return out, (x, y, out)
 
 
+def _root(xp: Any, x: Any, p: float) -> Any:
+    """``x ** p`` for ``p`` of +-0.5 through ``sqrt``, as PyTorch computes it."""
+    return xp.sqrt(x) if p > 0 else 1.0 / xp.sqrt(x)
+
+
+def _log_number(v: float) -> float:
+    """``log`` of a Python number base, as ``torch.log``: -inf at 0, nan below."""
+    return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
+
+
 def _pow_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    """PyTorch's masks: d/dx is 0 where ``y == 0`` (not ``0 * x**-1``, nan at ``x = 0``),
+    and d/dy is 0 where ``x == 0`` and ``y >= 0`` (not ``0 * log(0)``)."""
     x, y, out = saved
     gx = gy = None
     if needs[0]:
-        # d/dx x^y = y * x^(y-1); written without x^(y-1) / x so that x = 0 is fine
-        gx = g * y * x ** (y - 1) if _is_scalar(y) else g * y * x ** (y - 1.0)
+        if not _is_scalar(y):
+            gx = xp.where(y == 0, 0.0, g * y * x ** (y - 1.0))
+        elif y == 0:
+            gx = xp.zeros_like(g)
+        elif y in (1.5, 0.5) and xp.isdtype(x.dtype, "real floating"):
+            gx = g * y * _root(xp, x, y - 1)
+        else:
+            gx = g * y * x ** (y - 1)
     if needs[1]:
-        logx = math.log(x) if _is_scalar(x) else xp.log(x)
-        gy = g * out * logx
+        if _is_scalar(x):
+            gy = g * out * _log_number(x)
+            if x == 0:
+                gy = xp.where(y >= 0, 0.0, gy)
+        else:
+            gy = g * xp.where((x == 0) & (y >= 0), 0.0, out * xp.log(x))
     return gx, gy
 
 
@@ -271,7 +300,8 @@ def _abs(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _abs_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     (x,) = saved
-    return (g * xp.sign(x),)
+    # sign(x) with sign(nan) = 0, as PyTorch's sgn: a nan input gets gradient 0
+    return (g * (xp.astype(x > 0, g.dtype) - xp.astype(x < 0, g.dtype)),)
 
 
 abs = defop(
@@ -301,9 +331,10 @@ def _maximum_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
 ) -> tuple[Any, Any]:
     x, y = saved
-    half = g * 0.5
-    gx = xp.where(x > y, g, xp.where(x == y, half, 0.0)) if needs[0] else None
-    gy = xp.where(y > x, g, xp.where(x == y, half, 0.0)) if needs[1] else None
+    # PyTorch's masks: a nan operand (neither larger nor smaller) passes g to both
+    tie = xp.where(x == y, g * 0.5, g)
+    gx = xp.where(x < y, 0.0, tie) if needs[0] else None
+    gy = xp.where(y < x, 0.0, tie) if needs[1] else None
     return gx, gy
 
 
@@ -332,9 +363,9 @@ def _minimum_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
 ) -> tuple[Any, Any]:
     x, y = saved
-    half = g * 0.5
-    gx = xp.where(x < y, g, xp.where(x == y, half, 0.0)) if needs[0] else None
-    gy = xp.where(y < x, g, xp.where(x == y, half, 0.0)) if needs[1] else None
+    tie = xp.where(x == y, g * 0.5, g)
+    gx = xp.where(x > y, 0.0, tie) if needs[0] else None
+    gy = xp.where(y > x, 0.0, tie) if needs[1] else None
     return gx, gy
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,13 +11,20 @@ from ..creation import generator
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, Sample, defop
-from .reduction import mean
+from .reduction import mean, normalize_axes
+
+
+def _one_axis(x: Any, axis: int, op: str) -> int | None:
+    """The softmax family's ``axis`` checked; ``None`` for a 0-d tensor (one element)."""
+    axes = normalize_axes(axis, x.ndim, op)
+    return axes[0] if axes else None
 
 
 def _softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
     """``exp(x) / sum(exp(x))`` along ``axis``, shifted by the max (never overflows)."""
-    e = xp.exp(_shifted(xp, x, axis))
-    out = e / xp.sum(e, axis=axis, keepdims=True)
+    ax = _one_axis(x, axis, "softmax")
+    e = xp.exp(_shifted(xp, x, ax))
+    out = e / xp.sum(e, axis=ax, keepdims=True)
     return out, (out,)
 
 
@@ -25,7 +33,8 @@ def _softmax_vjp(
 ) -> tuple[Any]:
     """J^T g = s * (g - sum(g * s))."""
     (out,) = saved
-    return (out * (g - xp.sum(g * out, axis=axis, keepdims=True)),)
+    ax = _one_axis(out, axis, "softmax")
+    return (out * (g - xp.sum(g * out, axis=ax, keepdims=True)),)
 
 
 SOFT = (Sample(((3, 5),)), Sample(((2, 3, 4),), {"axis": 1}), Sample(((4,),)))
@@ -43,22 +52,26 @@ softmax = defop(
 )
 
 
-def _shifted(xp: Any, x: Any, axis: int) -> Any:
+def _shifted(xp: Any, x: Any, axis: int | None) -> Any:
     """``x - max(x)`` along ``axis``: the softmax family is shift-invariant, and this
     shift keeps ``exp`` finite.
 
     Subtracting the shift *first* keeps log-softmax and cross-entropy accurate on top
     of a large offset: ``x - logsumexp(x)`` rounds logsumexp at the scale of ``x``
     (in float32, 1e-3 at 1e4), while ``shifted - log(sum(exp(shifted)))`` does not.
-    A row whose max is infinite becomes nan, as in PyTorch (its softmax is undefined).
+    A row whose max is infinite becomes nan, as in PyTorch (its softmax is undefined);
+    a zero-size tensor has no max and nothing to shift.
     """
+    if math.prod(x.shape) == 0:
+        return x
     return x - xp.max(x, axis=axis, keepdims=True)
 
 
 def _log_softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
     """``x - logsumexp(x)`` along ``axis``, stable and accurate for any magnitude."""
-    s = _shifted(xp, x, axis % x.ndim)
-    out = s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+    ax = _one_axis(x, axis, "log_softmax")
+    s = _shifted(xp, x, ax)
+    out = s - xp.log(xp.sum(xp.exp(s), axis=ax, keepdims=True))
     return out, (out,)
 
 
@@ -67,7 +80,8 @@ def _log_softmax_vjp(
 ) -> tuple[Any]:
     """J^T g = g - softmax * sum(g)."""
     (out,) = saved
-    return (g - xp.exp(out) * xp.sum(g, axis=axis, keepdims=True),)
+    ax = _one_axis(out, axis, "log_softmax")
+    return (g - xp.exp(out) * xp.sum(g, axis=ax, keepdims=True),)
 
 
 log_softmax = defop(

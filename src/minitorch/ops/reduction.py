@@ -21,7 +21,10 @@ REDUCE = (
 
 
 def normalize_axes(axis: Axis, ndim: int, op: str) -> tuple[int, ...]:
-    """``axis`` as a sorted tuple of non-negative ints; a clear error if out of range."""
+    """``axis`` as a sorted tuple of non-negative ints; a clear error if out of range.
+
+    A 0-d tensor takes axis 0 or -1 (as PyTorch) and has nothing to reduce: ``()``.
+    """
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -29,12 +32,12 @@ def normalize_axes(axis: Axis, ndim: int, op: str) -> tuple[int, ...]:
     for a in axes:
         if isinstance(a, bool) or not isinstance(a, int):
             raise OpError(f"{op}: an axis must be an int, got {a!r} ({type(a).__name__})")
-        if not -ndim <= a < builtins.max(ndim, 1):
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             raise OpError(f"{op}: axis {a!r} is out of range for a tensor with {ndim} dimensions")
-        out.append(a % ndim if ndim else 0)
+        out.append(a % ndim if ndim else a)
     if len(set(out)) != len(out):
         raise OpError(f"{op}: repeated axis in {axis!r}")
-    return tuple(sorted(out))
+    return tuple(sorted(out)) if ndim else ()
 
 
 def expand_reduced(
@@ -210,9 +213,16 @@ def _var_vjp(
     """d var / dx = 2 (x - mean) / (n - correction)."""
     x, axes = saved
     shape = tuple(x.shape)
-    n = math.prod(shape[a] for a in axes)
     centered = x - xp.mean(x, axis=axes, keepdims=True)
-    return (expand_reduced(xp, g, shape, axes, keepdims) * centered * (2.0 / (n - correction)),)
+    scale = _divide(2.0, shape, axes, correction)
+    return (expand_reduced(xp, g, shape, axes, keepdims) * centered * scale,)
+
+
+def _divide(a: float, shape: tuple[int, ...], axes: tuple[int, ...], correction: float) -> float:
+    """``a / max(n - correction, 0)`` over the reduced axes, inf when that is 0 (as PyTorch:
+    the variance of one element with ``correction=1`` is nan, and so is its gradient)."""
+    d = builtins.max(math.prod(shape[i] for i in axes) - correction, 0)
+    return a / d if d else math.inf
 
 
 var = defop(
@@ -234,9 +244,66 @@ var = defop(
 )
 
 
+def _std(
+    xp: Any, x: Any, axis: Axis = None, keepdims: bool = False, correction: float = 0.0
+) -> tuple[Any, tuple[Any, ...]]:
+    """Standard deviation over ``axis`` with ``correction``, as the Array API ``std``;
+    the gradient is 0 where the deviation is 0 (constant data), as in PyTorch."""
+    axes = normalize_axes(axis, x.ndim, "std")
+    out = xp.std(x, axis=axes, keepdims=keepdims, correction=correction)
+    return out, (x, out, axes)
+
+
+def _std_vjp(
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    axis: Axis = None,
+    keepdims: bool = False,
+    correction: float = 0.0,
+) -> tuple[Any]:
+    """d std / dx = (x - mean) / ((n - correction) std), masked to 0 where std is 0
+    (there ``sqrt``'s infinite slope meets var's zero one: nan, unmasked)."""
+    x, out, axes = saved
+    shape = tuple(x.shape)
+    zero = out == 0
+    scale = xp.where(zero, 0.0, g / xp.where(zero, 1.0, out))
+    centered = x - xp.mean(x, axis=axes, keepdims=True)
+    factor = _divide(1.0, shape, axes, correction)
+    return (expand_reduced(xp, scale, shape, axes, keepdims) * centered * factor,)
+
+
+std = defop(
+    "std",
+    _std,
+    _std_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x, axis=None, keepdims=False, correction=0.0: torch.std(
+            x,
+            dim=tuple(range(x.ndim)) if axis is None else axis,
+            keepdim=keepdims,
+            correction=correction,
+        ),
+        samples=(*REDUCE[:4], Sample(((4, 5),), {"axis": 0, "correction": 1.0})),
+        kind="reduction",
+        formula="g*(x-mean)/((n-correction)*std), 0 where std=0",
+    ),
+)
+
+
 def logsumexp_of(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """``log(sum(exp(x)))`` over ``axes``, shifted by the max so it never overflows;
-    rows of all ``-inf`` give ``-inf``."""
+    rows of all ``-inf`` give ``-inf``, and so does a reduction over no elements."""
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+        out = xp.full(kept, -math.inf, dtype=x.dtype, device=x.device)
+        return (
+            out
+            if keepdims
+            else xp.reshape(out, tuple(n for i, n in enumerate(kept) if i not in axes))
+        )
     m = xp.max(x, axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0.0)
     s = xp.sum(xp.exp(x - m), axis=axes, keepdims=True)
