@@ -85,6 +85,105 @@ def test_in_place_refuses_a_cast_to_a_narrower_kind(backend: Any) -> None:
     assert_close(f, np.array([1.5, 1.25]), rtol=0)
 
 
+def test_in_place_on_a_result_then_more_in_place_gives_pytorchs_gradient(backend: Any) -> None:
+    x = _t([1.0, 2.0], backend, requires_grad=True)
+    w = _t([3.0, 4.0], backend, requires_grad=True)
+    a = x * 1.0
+    a *= w
+    a += 1.0  # the mul's saved copy of `a` is its old value: nothing it needs changed
+    a.sum().backward()
+    assert_close(x.grad, np.array([3.0, 4.0]), rtol=0)  # PyTorch: [3, 4] and [1, 2]
+    assert_close(w.grad, np.array([1.0, 2.0]), rtol=0)
+    b = x * 1.0
+    c = b * b  # saves b itself
+    b += 1.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        c.sum().backward()
+
+
+# ------------------------------------------------------------------ what may require grad
+def _ints(backend: Any) -> minitorch.Tensor:
+    arr = backend.from_numpy(np.array([1, 2]), backend.dtypes["int64"], backend.device)
+    return minitorch.Tensor._make(arr, backend, None)
+
+
+def test_only_floating_point_tensors_require_grad(backend: Any) -> None:
+    i = _ints(backend)
+    with pytest.raises(RuntimeError, match="only floating-point tensors can require grad"):
+        i.requires_grad = True
+    assert not i.requires_grad
+    with (
+        minitorch.use_backend(backend.name, device=backend.device),
+        pytest.raises(RuntimeError, match="only floating-point tensors can require grad"),
+    ):
+        minitorch.linspace(0, 4, 5, dtype="int64", requires_grad=True)
+    y = _t([1.0], backend, requires_grad=True) * 2.0
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        y.requires_grad = False
+
+
+def test_a_cast_to_an_integer_type_ends_the_graph(backend: Any) -> None:
+    x = _t([1.5, 2.5], backend, requires_grad=True)
+    n = x.astype(backend.dtypes["int64"])
+    assert not n.requires_grad and n.grad_fn is None  # PyTorch: x.to(torch.int64) too
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        n.sum().backward()
+
+
+def test_where_refuses_a_condition_that_is_not_boolean(backend: Any) -> None:
+    c = _t([1.0, 0.0], backend)
+    with pytest.raises(minitorch.OpError, match="the condition must be boolean"):
+        minitorch.where(c, _t([1.0, 2.0], backend), _t([3.0, 4.0], backend))
+
+
+def test_assigning_grad_checks_shape_dtype_and_backend(backend: Any) -> None:
+    x = _t([1.0, 2.0, 3.0], backend, requires_grad=True)
+    with pytest.raises(ValueError, match=r"shape \(2, 3\) where the tensor has \(3,\)"):
+        x.grad = _t(np.zeros((2, 3)), backend).data
+    with pytest.raises(ValueError, match="dtype float32 where the tensor has float64"):
+        x.grad = backend.from_numpy(np.zeros(3), backend.dtypes["float32"], backend.device)
+    if backend.name != "numpy":
+        with pytest.raises(TypeError, match=f"must be an array of {backend.name}"):
+            x.grad = np.zeros(3)
+    assert x.grad is None
+    x.grad = _t([1.0, 1.0, 1.0], backend).data
+    (x * 2.0).sum().backward()
+    assert_close(x.grad, np.array([3.0, 3.0, 3.0]), rtol=0)
+
+
+def test_no_grad_covers_a_generator_body_and_not_its_caller() -> None:
+    @minitorch.no_grad()
+    def batches(n: int) -> Any:
+        for _ in range(n):
+            yield minitorch.is_grad_enabled()
+        return "done"
+
+    it = batches(2)
+    assert next(it) is False
+    assert minitorch.is_grad_enabled()  # the caller, between two next() calls
+    assert next(it) is False
+    with pytest.raises(StopIteration, match="done"):
+        next(it)
+
+
+def test_backward_refuses_a_gradient_of_another_backend_or_device(backend: Any) -> None:
+    y = _t([1.0, 2.0], backend, requires_grad=True) * 2.0
+    other = "numpy" if backend.name != "numpy" else "array_api_strict"
+    if other in minitorch.available_backends():
+        g = minitorch.tensor([1.0, 1.0]).to(other)
+        with pytest.raises(minitorch.BackendMismatchError, match="gradient of the output"):
+            y.backward(g)
+    if backend.name == "array_api_strict":
+        import array_api_strict
+
+        devices = array_api_strict.__array_namespace_info__().devices()
+        elsewhere = next(d for d in devices if d != y.device)
+        with pytest.raises(minitorch.BackendMismatchError, match="on device"):
+            y.backward(backend.xp.ones(2, dtype=y.dtype, device=elsewhere))
+    y.backward(np.ones(2))  # NumPy data is host data, as in tensor()
+    assert y.grad is None
+
+
 # ------------------------------------------------------------------ backward misuse
 def test_a_retained_grad_accumulates_over_backward_calls(backend: Any) -> None:
     x = _t([1.0, 2.0], backend, requires_grad=True)

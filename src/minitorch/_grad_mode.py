@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -46,6 +47,8 @@ class _GradMode:
 
     def __call__(self, fn: F) -> F:
         mode = self.mode
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(fn, mode)  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -57,6 +60,36 @@ class _GradMode:
                 _state.enabled = prev
 
         return wrapper  # type: ignore[return-value]
+
+
+def _wrap_generator(fn: Callable[..., Generator[Any, Any, Any]], mode: bool) -> Callable[..., Any]:
+    """A generator function whose body runs in ``mode`` each time it resumes, while the
+    caller's code between two ``next()`` calls keeps the caller's mode (as PyTorch's
+    decorators treat generators)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        gen = fn(*args, **kwargs)
+        try:
+            with _GradMode(mode):
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with _GradMode(mode):
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with _GradMode(mode):
+                        response = gen.throw(exc)
+                else:
+                    with _GradMode(mode):
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return wrapper
 
 
 class no_grad(_GradMode):

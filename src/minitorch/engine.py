@@ -156,11 +156,14 @@ class Node:
 
     def expect_version(self, tensor: Any, replaced: Any) -> None:
         """An in-place op made ``tensor`` hold this node's output (computed from
-        ``tensor`` or ``replaced``): saved inputs that were either are expected at
-        ``tensor``'s new version."""
+        ``tensor``'s old value). That old value is saved as it was (arrays are never
+        written in place), as PyTorch saves a copy of the original ``self``: later
+        in-place changes of ``tensor`` do not concern this node, so its checks of
+        ``tensor`` are dropped. A check of ``replaced`` is expected at the new version."""
         self._checks = tuple(
-            (tensor, tensor._version, i) if t is tensor or t is replaced else (t, v, i)
+            (tensor, tensor._version, i) if t is replaced else (t, v, i)
             for t, v, i in self._checks
+            if t is not tensor
         )
 
 
@@ -381,7 +384,9 @@ class _Gradients:
             rt = node.retain()
             if rt is not None:  # accumulates over backward calls, as a leaf's does
                 gd = getattr(g, "data", g)
-                rt.grad = rt._backend.xp.asarray(gd, copy=True) if rt.grad is None else rt.grad + gd
+                rt._grad = (
+                    rt._backend.xp.asarray(gd, copy=True) if rt._grad is None else rt._grad + gd
+                )
 
     def store_leaf_grads(self) -> None:
         """Accumulate into each leaf's ``.grad`` like PyTorch: fresh arrays of the
@@ -389,18 +394,18 @@ class _Gradients:
         other leaf received it."""
         stored: set[int] = set()
         for t, g in self.leaf_grads.items():
-            if not t.requires_grad:  # requires_grad_(False) since the graph was built
+            if not t._requires_grad:  # requires_grad_(False) since the graph was built
                 continue
             be = t._backend
             if g.dtype != t.data.dtype:
                 g = be.xp.astype(g, t.data.dtype)
-            if t.grad is None:
+            if t._grad is None:
                 if id(g) in stored or not be.owns(g):
                     g = be.xp.asarray(g, copy=True)
                 stored.add(id(g))
-                t.grad = g
+                t._grad = g
             else:
-                t.grad = t.grad + g
+                t._grad = t._grad + g
 
 
 def _count_consumers(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _grad_mode, engine
-from .backend import Backend, as_array, get_backend
+from .backend import Backend, as_array, get_backend, is_array_of
 from .engine import Node, Op, record
 from .errors import BackendMismatchError, OpError
 
@@ -62,12 +62,12 @@ class Tensor:
     __slots__ = (
         "__weakref__",
         "_backend",
+        "_grad",
         "_node",
+        "_requires_grad",
         "_version",
         "data",
-        "grad",
         "name",
-        "requires_grad",
     )
 
     # NumPy must not treat a Tensor as an object array: `ndarray * Tensor` and
@@ -76,9 +76,9 @@ class Tensor:
     __array_priority__ = 1000
 
     data: Any
-    grad: Any
-    requires_grad: bool
     name: str | None
+    _grad: Any
+    _requires_grad: bool
     _node: Node | None
     _version: int
     _backend: Backend
@@ -103,7 +103,7 @@ class Tensor:
         self.name = name
         if requires_grad:
             _check_float(self, "tensor(requires_grad=True)")
-            self.requires_grad = True
+            self._requires_grad = True
 
     @classmethod
     def _make(cls, data: Any, backend: Backend, node: Node | None) -> Tensor:
@@ -158,6 +158,29 @@ class Tensor:
         return self._node
 
     @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor record the graph that ``backward()`` follows.
+
+        Settable on a floating-point leaf (as ``requires_grad_``); a non-leaf always
+        requires grad.
+        """
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(bool(value))
+
+    @property
+    def grad(self) -> Any:
+        """The accumulated gradient: an array of this tensor's backend with its shape,
+        dtype and device, or None. Assigning anything else raises (as PyTorch)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._grad = None if value is None else _checked_grad(self, value)
+
+    @property
     def version(self) -> int:
         """How many in-place operations have modified this tensor."""
         return self._version
@@ -201,7 +224,7 @@ class Tensor:
             )
         if requires_grad:
             _check_float(self, "requires_grad_")
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         return self
 
     def retain_grad(self) -> None:
@@ -275,13 +298,13 @@ class Tensor:
             old.output_modified(self)
         if _grad_mode._state.enabled and result._node is not None:
             self._node = result._node
-            self.requires_grad = True
+            self._requires_grad = True
             # the in-place op saw `self` at its new version: expect that one
             result._node.expect_version(self, result)
         return self
 
     def _check_inplace(self, what: str) -> None:
-        if self.requires_grad and self._node is None and _grad_mode._state.enabled:
+        if self._requires_grad and self._node is None and _grad_mode._state.enabled:
             raise RuntimeError(
                 f"{what}: a leaf tensor that requires grad (shape {self.shape}) cannot be "
                 f"modified in place while grad mode is on; do it under `with "
@@ -486,12 +509,38 @@ _new = object.__new__
 def _init(t: Tensor, data: Any, backend: Backend, node: Node | None) -> None:
     """Every slot of a new Tensor: the one place that sets them."""
     t.data = data
-    t.grad = None
-    t.requires_grad = node is not None
+    t._grad = None
+    t._requires_grad = node is not None
     t._node = node
     t._version = 0
     t._backend = backend
     t.name = None
+
+
+def _checked_grad(t: Tensor, value: Any) -> Any:
+    """``value`` as ``t.grad``: an array (or Tensor) of ``t``'s backend, shape, dtype and
+    device, or a clear error (PyTorch refuses such an assignment too)."""
+    be = t._backend
+    if isinstance(value, Tensor):
+        value = value.data
+    if not is_array_of(value, be):
+        raise TypeError(
+            f".grad of a {be.name} tensor must be an array of {be.name} (or None), got "
+            f"{describe(value)}; convert it first, e.g. x.grad = minitorch.tensor(a).to("
+            f"{be.name!r}).data"
+        )
+    problems = [
+        f"{what} {got} where the tensor has {want}"
+        for what, got, want in (
+            ("shape", tuple(value.shape), tuple(t.data.shape)),
+            ("dtype", be.dtype_name(value.dtype), be.dtype_name(t.data.dtype)),
+            ("device", str(getattr(value, "device", "cpu")), str(t.device)),
+        )
+        if got != want
+    ]
+    if problems:
+        raise ValueError(f"assigned .grad has {'; '.join(problems)}: it must match the tensor")
+    return value
 
 
 def _host_data(data: Any) -> np.ndarray:
@@ -527,7 +576,7 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             elif a._backend is not be and a._backend.name != be.name:
                 raise _mix_error(op, args)
             datas.append(a.data)
-            if a.requires_grad:
+            if a._requires_grad:
                 needs_grad = True
                 edges.append(a._node or a)
             else:
@@ -546,7 +595,12 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     if op.moves:
         be = params["backend"]
     res = _new(Tensor)
-    if not needs_grad or op.vjp is None or not _grad_mode._state.enabled:
+    if (
+        not needs_grad
+        or op.vjp is None
+        or not _grad_mode._state.enabled
+        or out.dtype not in be.floating  # e.g. astype(int64): no gradient, as PyTorch
+    ):
         _init(res, out, be, None)
     else:
         _init(res, out, be, record(op, params, saved, edges, out, be, args, datas))
@@ -611,7 +665,27 @@ def seed_gradient(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -
         g = xp.ones_like(t.data)
         return Tensor._make(g, t._backend, None) if as_tensor else g
     given = gradient if isinstance(gradient, Tensor) else None
-    gd = given.data if given is not None else as_array(gradient, t._backend, t.data.dtype, t.device)
+    be = t._backend
+    foreign = (
+        given._backend.name != be.name
+        if given is not None
+        # NumPy arrays and Python data are host data, copied to the device as tensor() does
+        else not isinstance(gradient, np.ndarray)
+        and hasattr(gradient, "shape")
+        and not is_array_of(gradient, be)
+    )
+    if foreign:
+        raise BackendMismatchError(
+            f"{who}: the gradient is {describe(gradient)} but the output is {describe(t)}; "
+            f"give a gradient of the output's backend (e.g. g.to({be.name!r}))"
+        )
+    native = given.data if given is not None else gradient
+    if is_array_of(native, be) and str(native.device) != str(t.device):
+        raise BackendMismatchError(
+            f"{who}: the gradient is on device {native.device} but the output is on "
+            f"{t.device}; move the gradient there first"
+        )
+    gd = given.data if given is not None else as_array(gradient, be, t.data.dtype, t.device)
     if tuple(gd.shape) != tuple(t.data.shape):
         raise RuntimeError(
             f"{who}: gradient has shape {tuple(gd.shape)} but the output has shape "

@@ -22,6 +22,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import array_api_compat
 import numpy as np
 
 from . import _fallback
@@ -77,6 +78,8 @@ class Backend:
     parse_device: Callable[[Any], Any]
     dtypes: dict[str, Any]
     owns: Callable[[Array], bool]
+    #: the floating-point dtypes as arrays report them (only these carry gradients)
+    floating: tuple[Any, ...] = ()
 
     @property
     def version(self) -> str:
@@ -210,6 +213,9 @@ def make_backend(
         parse_device=parse_device or (lambda d: d),
         dtypes=dtypes,
         owns=owns,
+        floating=tuple(
+            xp.empty((0,), dtype=dtypes[k]).dtype for k in ("float32", "float64") if k in dtypes
+        ),
     )
 
 
@@ -322,18 +328,30 @@ def available_backends() -> list[str]:
     return [n for n, (_, lib, _) in BACKENDS.items() if importlib.util.find_spec(lib) is not None]
 
 
-def _is_backend_array(data: Any, be: Backend) -> bool:
+def is_array_of(data: Any, be: Backend) -> bool:
+    """Whether ``data`` is an array of ``be``'s library (any dtype and device)."""
     if be.name == "numpy":
         return isinstance(data, np.ndarray)
+    check = _ARRAY_CHECKS.get(be.name)
+    if check is not None:
+        return bool(check(data))
     mod = type(data).__module__.split(".")[0]
     return mod == be.library.__name__.split(".")[0] and hasattr(data, "shape")
+
+
+# arrays whose class lives outside the library's package (jax's are jaxlib's)
+_ARRAY_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "torch": array_api_compat.is_torch_array,
+    "jax": array_api_compat.is_jax_array,
+    "cupy": array_api_compat.is_cupy_array,
+}
 
 
 def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> Array:
     """Python data, NumPy or any DLPack-capable array as an array of ``be`` (no copy
     where ``data`` already is one of the wanted dtype and device)."""
     device = be.device if device is None else device
-    native = _is_backend_array(data, be)
+    native = is_array_of(data, be)
     if not native and not isinstance(data, np.ndarray):
         given = f"a {type(data).__name__}, which NumPy reads as"
         data = to_host(data)

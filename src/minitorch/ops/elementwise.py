@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..errors import OpError
 from ._registry import Facts, Sample, defop
 
 # Samples shared by the binary ops: shapes that broadcast in every way.
@@ -431,7 +432,12 @@ clip = defop(
 
 # ------------------------------------------------------------------ where
 def _where(xp: Any, cond: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
-    """``x`` where ``cond`` is true, else ``y`` (broadcasting)."""
+    """``x`` where ``cond`` is true, else ``y`` (broadcasting); ``cond`` must be boolean."""
+    if not (type(cond) is bool or xp.isdtype(cond.dtype, "bool")):
+        raise OpError(
+            f"where: the condition must be boolean, got dtype {cond.dtype}; compare first, "
+            f"e.g. where(c != 0, x, y)"
+        )
     return xp.where(cond, x, y), (cond,)
 
 
