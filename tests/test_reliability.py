@@ -398,3 +398,82 @@ def test_load_state_dict_copies_the_arrays() -> None:
         model.load_state_dict(state)
         state["layer1.weight"][...] = 7.0
         assert not (model.state_dict()["layer1.weight"] == 7.0).any()
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("truncated", "not a weights archive written by MLP.save"),
+        ("empty", "is empty"),
+        ("garbage", "not a weights archive written by MLP.save"),
+        ("other_keys", r"holds the arrays \['a'\]"),
+        ("wrong_shape", "do not make a layer"),
+        ("one_array", "holds one array"),
+    ],
+)
+def test_mlp_load_names_the_file_and_the_fault(name: str, why: str, tmp_path: Any) -> None:
+    from minitorch.examples.tense import MLP, WeightsFileError
+
+    with minitorch.use_backend("numpy", dtype="float64"):
+        good = MLP([3, 4, 2]).save(tmp_path / "good.npz").read_bytes()
+        path = tmp_path / name
+        if name == "truncated":
+            path.write_bytes(good[: len(good) // 2])
+        elif name == "empty":
+            path.write_bytes(b"")
+        elif name == "garbage":
+            path.write_bytes(b"\x00 not weights " * 20)
+        elif name == "other_keys":
+            with path.open("wb") as f:
+                np.savez(f, a=np.zeros(3))
+        elif name == "wrong_shape":
+            with path.open("wb") as f:
+                np.savez(f, **{"layer1.weight": np.zeros(3), "layer1.bias": np.zeros(2)})
+        else:
+            with path.open("wb") as f:
+                np.save(f, np.zeros(3))
+        with pytest.raises(WeightsFileError, match=why) as info:
+            MLP.load(path)
+    assert str(path) in str(info.value)
+    assert "allow_pickle" not in str(info.value)
+
+
+# ------------------------------------------------------------------ memory
+def test_indexing_a_few_rows_allocates_only_those_rows() -> None:
+    """``x[[0, 5, 7]]`` on 3000x3000 resolved 9M positions (68 MiB) for three rows."""
+    import tracemalloc
+
+    with minitorch.use_backend("numpy", dtype="float32"):
+        x = minitorch.zeros(3000, 3000, requires_grad=True)
+        tracemalloc.start()
+        try:
+            y = x[[0, 5, 7]]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert y.shape == (3, 3000)
+        assert peak < 2 * 2**20, f"{peak / 2**20:.1f} MiB for three rows"
+        y.sum().backward()
+        assert float(x.grad.sum()) == 3 * 3000.0
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        ([0, 2],),
+        (slice(None), [1, 3]),
+        (Ellipsis, [0, -1]),
+        (None, [1], slice(None, None, -1)),
+        ([[0, 1], [2, 3]], slice(1, 3), [0, 5]),
+        (1, [2, 2]),
+        (slice(None), [True, False, True, False, True]),
+        (np.arange(20).reshape(4, 5) % 3 == 0,),
+    ],
+)
+def test_flat_positions_match_a_full_grid(key: tuple[Any, ...]) -> None:
+    from minitorch.ops.indexing import flat_positions
+
+    shape = (4, 5, 6)
+    want = np.arange(120).reshape(shape)[key]
+    got = flat_positions(shape, key)
+    assert got.shape == want.shape and np.array_equal(got, want)

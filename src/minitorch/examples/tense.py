@@ -34,6 +34,7 @@ import pathlib
 import shutil
 import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -185,15 +186,62 @@ class MLP:
         >>> bool((again(x) == model(x)).all())
         True
         """
-        with np.load(path) as f:
-            state = {k: f[k] for k in f.files}
-        n = len(state) // 2
-        sizes = [state["layer1.weight"].shape[0]] + [
-            state[f"layer{i + 1}.weight"].shape[1] for i in range(n)
-        ]
-        model = cls(sizes, dtype=dtype)
+        state = _read_weights(pathlib.Path(path))
+        model = cls(_layer_sizes(state, path), dtype=dtype)
         model.load_state_dict(state)
         return model
+
+
+class WeightsFileError(ValueError):
+    """A file given to :meth:`MLP.load` is not weights written by :meth:`MLP.save`."""
+
+
+def _read_weights(path: pathlib.Path) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` file, or a WeightsFileError naming the file and the fault."""
+    if path.is_file() and path.stat().st_size == 0:
+        raise WeightsFileError(f"MLP.load: {path} is empty (0 bytes); was its save interrupted?")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise WeightsFileError(
+                f"MLP.load: {path} holds one array, not the named weights that MLP.save "
+                f"writes (an .npz archive)"
+            )
+        with loaded:
+            return {k: loaded[k] for k in loaded.files}
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        if isinstance(exc, WeightsFileError | FileNotFoundError | IsADirectoryError):
+            raise
+        # NumPy's own message for bytes it cannot read is advice about pickles: not shown
+        why = "" if "pickle" in str(exc) else f": {type(exc).__name__}: {exc}"
+        raise WeightsFileError(
+            f"MLP.load: {path} is not a weights archive written by MLP.save (truncated, "
+            f"corrupt, or another kind of file){why}"
+        ) from exc
+
+
+def _layer_sizes(state: dict[str, np.ndarray], path: str | os.PathLike[str]) -> list[int]:
+    """The layer widths the weights in ``state`` describe; a clear error if they do not
+    chain (``layer{i}.weight`` of shape (in, out) and ``layer{i}.bias`` of shape (out,))."""
+    n = len(state) // 2
+    expected = {f"layer{i + 1}.{kind}" for i in range(n) for kind in ("weight", "bias")}
+    if n == 0 or set(state) != expected:
+        raise WeightsFileError(
+            f"MLP.load: {path} holds the arrays {sorted(state)}; MLP.save writes "
+            f"layer1.weight, layer1.bias, ... layerN.weight, layerN.bias"
+        )
+    sizes: list[int] = []
+    for i in range(1, n + 1):
+        w, b = state[f"layer{i}.weight"], state[f"layer{i}.bias"]
+        fits = w.ndim == 2 and b.shape == w.shape[1:] and (not sizes or w.shape[0] == sizes[-1])
+        if not fits or w.dtype.kind != "f":
+            raise WeightsFileError(
+                f"MLP.load: in {path}, layer{i}.weight {w.shape} {w.dtype} and layer{i}.bias "
+                f"{b.shape} do not make a layer after width {sizes[-1] if sizes else '?'}: "
+                f"a weight is (in, out) floats and its bias (out,)"
+            )
+        sizes = [*sizes, int(w.shape[1])] if sizes else [int(w.shape[0]), int(w.shape[1])]
+    return sizes
 
 
 # --------------------------------------------------------------------- optimisation

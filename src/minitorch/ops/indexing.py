@@ -59,9 +59,25 @@ def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
 
 
 def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
-    """For each element of ``x[key]``, its flat position in ``x`` (NumPy semantics)."""
+    """For each element of ``x[key]``, its flat position in ``x`` (NumPy semantics).
+
+    The position is ``sum(coordinate_d * stride_d)``; each axis's coordinates are
+    indexed out of a broadcast (zero-memory) view, so only the result is allocated:
+    three rows of a 3000x3000 tensor cost three rows, not a grid of the whole tensor.
+    """
     try:
-        pos: np.ndarray = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[key]
+        if not shape:
+            return np.zeros((), dtype=np.int64)[key]
+        pos: np.ndarray | None = None
+        stride = 1
+        for d in reversed(range(len(shape))):
+            axis = np.arange(shape[d], dtype=np.int64).reshape(
+                tuple(n if i == d else 1 for i, n in enumerate(shape))
+            )
+            term = np.broadcast_to(axis, shape)[key] * stride
+            pos = term if pos is None else pos + term
+            stride *= shape[d]
+        assert pos is not None
         return pos
     except IndexError as exc:
         raise OpError(
@@ -95,10 +111,9 @@ def _getitem_vjp(
     basic: bool = True,
 ) -> tuple[Any]:
     shape, bkey, idx = saved
-    n = math.prod(shape)
-    if idx is None:
-        idx = xp.reshape(xp.reshape(xp.arange(n, device=g.device), shape)[bkey], (-1,))
-    flat = xp.scatter_add(n, idx, xp.reshape(g, (-1,)))
+    if idx is None:  # a basic key selects each element at most once: put g back there
+        return (xp.setitem(xp.zeros(shape, dtype=g.dtype, device=g.device), bkey, g),)
+    flat = xp.scatter_add(math.prod(shape), idx, xp.reshape(g, (-1,)))
     return (xp.reshape(flat, shape),)
 
 
