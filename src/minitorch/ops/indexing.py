@@ -67,7 +67,8 @@ def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
     """
     try:
         if not shape:
-            return np.zeros((), dtype=np.int64)[key]
+            zero: np.ndarray = np.zeros((), dtype=np.int64)[key]
+            return zero
         pos: np.ndarray | None = None
         stride = 1
         for d in reversed(range(len(shape))):
