@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _grad_mode, engine
 from .backend import Backend, as_array, get_backend, is_array_of
+from .backend.promotion import promote
 from .engine import Node, Op, record
 from .errors import BackendMismatchError, OpError
 
@@ -586,8 +587,9 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             edges.append(None)
     if be is None:
         raise OpError(f"{op.name}: needs at least one Tensor input")
+    inputs = datas if op.promote is None else promote(be, datas, op.promote, op.promote_float)
     try:
-        out, saved = op.fwd(be.xp, *datas, **params)
+        out, saved = op.fwd(be.xp, *inputs, **params)
     except OpError:
         raise
     except Exception as exc:

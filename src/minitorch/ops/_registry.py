@@ -139,6 +139,11 @@ class OpDef:
     api: str | None = None
     #: the module that declared it
     module: str = ""
+    #: cast the inputs from this index on to one dtype first (``backend.promotion``),
+    #: None: leave them to the backend
+    promote: int | None = None
+    #: ... and to the default float dtype if they are integers (true division)
+    promote_float: bool = False
 
     @property
     def differentiable(self) -> bool:
@@ -252,6 +257,9 @@ def call(
     return apply(op, as_tensor_args(op, tensors, backend), params)
 
 
+_PROMOTE: dict[str | None, int | None] = {None: None, "operands": 0, "values": 1, "division": 0}
+
+
 def defop(
     name: str,
     fwd: Fwd | None = None,
@@ -268,6 +276,7 @@ def defop(
     compose: Callable[..., Tensor] | None = None,
     prepare: Callable[[Sequence[Any], dict[str, Any]], dict[str, Any]] | None = None,
     derived: Sequence[int] = (),
+    promote: str | None = None,
     facts: Facts | None = None,
     doc: str | None = None,
 ) -> Callable[..., Tensor]:
@@ -305,6 +314,11 @@ def defop(
         ``prepare(tensors, params) -> params``: validate and normalise parameters.
     derived : sequence of int
         Indices of saved values the VJP may recompute (see the rules above).
+    promote : str, optional
+        Cast the tensor inputs to one dtype first, by minitorch's promotion table
+        (:mod:`minitorch.backend.promotion`): ``"operands"`` (all of them),
+        ``"values"`` (all but the first, as ``where``'s condition), ``"division"``
+        (all, and integers to the default float dtype).
     facts : Facts, optional
         What the generic tests, ``minitorch check`` and the docs need to know.
     doc : str, optional
@@ -355,6 +369,8 @@ def defop(
         aliases=tuple(aliases),
         api=api,
         module=module,
+        promote=_PROMOTE[promote],
+        promote_float=promote == "division",
     )
     fn = _public_function(op, sig, skip, doc or target.__doc__)
     object.__setattr__(op, "fn", fn)

@@ -39,6 +39,7 @@ add = defop(
     _add,
     _add_vjp,
     nin=2,
+    promote="operands",
     method=True,
     dunders=["__add__"],
     rdunders=["__radd__"],
@@ -62,6 +63,7 @@ sub = defop(
     _sub_vjp,
     api="subtract",
     nin=2,
+    promote="operands",
     method=True,
     dunders=["__sub__"],
     rdunders=["__rsub__"],
@@ -108,6 +110,7 @@ mul = defop(
     _mul_vjp,
     api="multiply",
     nin=2,
+    promote="operands",
     method=True,
     dunders=["__mul__"],
     rdunders=["__rmul__"],
@@ -134,6 +137,7 @@ div = defop(
     _div_vjp,
     api="divide",
     nin=2,
+    promote="division",
     method=True,
     dunders=["__truediv__"],
     rdunders=["__rtruediv__"],
@@ -201,6 +205,7 @@ pow = defop(
     _pow,
     _pow_vjp,
     nin=2,
+    promote="operands",
     method=True,
     dunders=["__pow__"],
     rdunders=["__rpow__"],
@@ -344,6 +349,7 @@ maximum = defop(
     _maximum,
     _maximum_vjp,
     nin=2,
+    promote="operands",
     method=True,
     facts=Facts(
         ref=lambda torch, x, y: torch.maximum(x, y),
@@ -375,6 +381,7 @@ minimum = defop(
     _minimum,
     _minimum_vjp,
     nin=2,
+    promote="operands",
     method=True,
     facts=Facts(
         ref=lambda torch, x, y: torch.minimum(x, y),
@@ -459,6 +466,7 @@ where = defop(
     _where,
     _where_vjp,
     nin=3,
+    promote="values",
     scalars=True,
     facts=Facts(
         ref=lambda torch, c, x, y: torch.where(c, x, y),
@@ -517,7 +525,7 @@ def _compare(name: str, dunder: str, fn: Any) -> Any:
 
     fwd.__doc__ = f"Elementwise ``x {dunder} y`` (a boolean tensor without gradient)."
     fwd.__module__ = __name__
-    return defop(name, fwd, None, nin=2, dunders=[f"__{name}__"], scalars=True)
+    return defop(name, fwd, None, nin=2, dunders=[f"__{name}__"], scalars=True, promote="operands")
 
 
 eq = _compare("eq", "==", lambda x, y: x == y)

@@ -50,6 +50,7 @@ matmul = defop(
     _matmul,
     _matmul_vjp,
     nin=2,
+    promote="operands",
     method=True,
     dunders=["__matmul__"],
     rdunders=["__rmatmul__"],

@@ -1,0 +1,87 @@
+"""Type promotion: one rule for every backend (NumPy, torch, strict and JAX disagree).
+
+The operands of the arithmetic ops (``+ - * / **``, ``maximum``, ``minimum``, the
+comparisons, ``where``'s values, ``matmul``) are cast to one dtype before the op runs:
+
+===============================  ==========================  ============================
+operands                         result                      rule from
+===============================  ==========================  ============================
+float32 and float64 (0-d too)    float64                     Array API (PyTorch: 0-d
+                                                             float64 gives float32)
+int32 and int64                  int64                       Array API
+float and int/bool array         the float's dtype           PyTorch (Array API: undefined)
+int and bool array               the int's dtype             PyTorch (Array API: undefined)
+int/bool array and Python float  the default float dtype     PyTorch (Array API: undefined)
+bool array and Python int        int64                       PyTorch (Array API: undefined)
+int / int (true division)        the default float dtype     PyTorch (Array API: undefined)
+array and Python number          the array's dtype           Array API
+===============================  ==========================  ============================
+
+The default float dtype is the backend's (``set_backend(..., dtype=)``; float32 unless
+set). ``float32 @ float64`` follows the Array API (float64), where PyTorch raises.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import Backend
+
+_KIND = {"bool": 0, "integral": 1, "real floating": 2}
+
+
+def _kind(xp: Any, dtype: Any) -> int:
+    for name, rank in _KIND.items():
+        if xp.isdtype(dtype, name):
+            return rank
+    return 3  # complex and others: left to the backend
+
+
+def promote(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
+    """``datas`` with the arrays from ``start`` on cast to their common dtype (the table
+    above); the same list when nothing needs a cast (the common case, checked first)."""
+    dt = None
+    mixed = number = False
+    for d in datas[start:]:
+        t = type(d)
+        if t is float or t is int or t is bool:
+            number = True
+        elif dt is None:
+            dt = d.dtype
+        elif d.dtype != dt:
+            mixed = True
+    if dt is None or (not mixed and dt in be.floating):
+        return datas
+    return _cast(be, datas, start, divide, number)
+
+
+def _cast(be: Backend, datas: list[Any], start: int, divide: bool, number: bool) -> list[Any]:
+    xp = be.xp
+    arrays = [d for d in datas[start:] if type(d) not in (float, int, bool)]
+    kinds = [_kind(xp, a.dtype) for a in arrays]
+    top = max(kinds)
+    if top == 3:
+        return datas
+    numbers = [d for d in datas[start:] if type(d) in (float, int, bool)]
+    if top == 2:
+        floats = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 2]
+        target = be.dtypes["float64"] if be.dtypes.get("float64") in floats else floats[0]
+    elif divide or any(type(n) is float for n in numbers):
+        target = be.dtype
+    elif top == 1:
+        ints = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 1]
+        if all(i == ints[0] for i in ints):
+            target = ints[0]
+        else:  # int32 with int64: the Array API's rule, which every backend follows
+            return datas
+    elif number and any(type(n) is int for n in numbers):
+        target = be.dtypes["int64"]
+    else:
+        return datas
+    return [
+        d
+        if i < start or type(d) in (float, int, bool) or d.dtype == target
+        else xp.astype(d, target)
+        for i, d in enumerate(datas)
+    ]
