@@ -230,6 +230,14 @@ def test_a_graph_that_saved_nothing_can_run_backward_twice(backend: Any) -> None
         z.backward()
 
 
+def test_a_graph_that_saved_only_shapes_can_run_backward_twice(backend: Any) -> None:
+    x = _t([1.0, 2.0], backend, requires_grad=True)
+    y = (x + 1.0).reshape(2, 1).mean() + x.sum()  # sum, mean, reshape save shapes and axes
+    y.backward()
+    y.backward()  # PyTorch accumulates: no array was saved
+    assert_close(x.grad, np.array([3.0, 3.0]), rtol=0)
+
+
 def test_keeping_the_loss_does_not_keep_the_activations(backend: Any) -> None:
     """``history.append(loss)``: after backward, the graph holds no intermediate Tensor."""
     x = _t(np.ones((4, 3)), backend, requires_grad=True)

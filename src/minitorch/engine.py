@@ -203,6 +203,12 @@ def record(
     return node
 
 
+#: the types of saved values that are never arrays: numbers, shapes and axes, None
+_METADATA = frozenset({tuple, int, float, bool, str, type(None)})
+#: saved value type -> whether it is an array (what backward frees); learnt per type
+_HOLDS_ARRAY: dict[type, bool] = dict.fromkeys(_METADATA, False)
+
+
 def _assign_roles(node: Node, args: Sequence[Any], datas: list[Any], out: Any) -> None:
     """Remember which saved values are inputs / the output, to check their versions in
     backward and to rebuild graph Tensors from them for create_graph."""
@@ -213,7 +219,7 @@ def _assign_roles(node: Node, args: Sequence[Any], datas: list[Any], out: Any) -
         role = None
         if s is out:
             role = -1
-        elif s is not None:
+        elif type(s) not in _METADATA:  # an array (numbers, shapes and None are no input)
             # saved[j] is input j where it can be: in x * x.detach() both inputs hold
             # one array, and only input 0 is differentiable
             if j < len(datas) and datas[j] is s and hasattr(args[j], "_version"):
@@ -305,13 +311,21 @@ def run_backward(
             if vjp_args is None:
                 if node._checks or node._out_modified is not None:
                     node.check_versions()
-                gins = vjp(node.backend.xp, g, saved, needs, **node.params)
+                params = node.params
+                xb = node.backend.xp
+                gins = vjp(xb, g, saved, needs, **params) if params else vjp(xb, g, saved, needs)
             else:
                 xp, saved = vjp_args(node)
                 gins = vjp(xp, g, saved, needs, **node.params)
-        if saved and not retain_graph:  # a node that saved nothing can run again
-            node.saved = None
-            node._checks = ()  # nor keep the saved inputs' Tensors alive (history.append(loss))
+        if saved and not retain_graph:
+            # free the saved arrays; a node that saved none (shapes and axes, as sum
+            # does) can run again, as in PyTorch
+            for s in saved:
+                holds = _HOLDS_ARRAY.get(type(s))
+                if holds or (holds is None and _learn_type(s)):
+                    node.saved = None
+                    node._checks = ()  # nor keep the inputs' Tensors (history.append(loss))
+                    break
         for e, gi in zip(edges, gins, strict=True):
             if e is None:
                 continue
@@ -485,6 +499,13 @@ def _output_version_error(node: Node) -> RuntimeError:
         f"version {version}; expected version 0. Hint: compute it out of place (e.g. "
         f"y = y + 1 instead of y += 1), or .clone() it before modifying it."
     )
+
+
+def _learn_type(s: Any) -> bool:
+    """Whether ``s`` is an array (every array library's supports DLPack; dtypes and
+    other metadata do not), remembered per type."""
+    holds = _HOLDS_ARRAY[type(s)] = hasattr(s, "__dlpack__")
+    return holds
 
 
 def _freed_error(node: Node) -> RuntimeError:

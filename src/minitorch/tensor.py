@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _grad_mode, engine
 from .backend import Backend, as_array, get_backend, is_array_of
+from .backend.promotion import NUMBERS as _NUMBERS
 from .backend.promotion import promote
 from .engine import Node, Op, record
 from .errors import BackendMismatchError, OpError
@@ -560,6 +561,9 @@ def _host_data(data: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- apply: forward + record
+_GRAD_MODE = _grad_mode._state  # thread-local: each thread reads its own .enabled
+
+
 def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     """Run ``op`` forward on ``args`` (Tensors and Python scalars) and record a Node.
 
@@ -571,7 +575,7 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     datas: list[Any] = []
     edges: list[Any] = []
     for a in args:
-        if isinstance(a, Tensor):
+        if type(a) is Tensor or isinstance(a, Tensor):
             if be is None:
                 be = a._backend
             elif a._backend is not be and a._backend.name != be.name:
@@ -587,9 +591,26 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             edges.append(None)
     if be is None:
         raise OpError(f"{op.name}: needs at least one Tensor input")
-    inputs = datas if op.promote is None else promote(be, datas, op.promote, op.promote_float)
+    inputs = datas
+    if op.promote is not None:
+        # x + y of one float dtype, or x * 2.0: nothing to promote (checked inline, as
+        # every arithmetic op passes here); anything else goes through the table
+        if len(datas) == 2 and op.promote == 0:
+            x, y = datas
+            fl = be.floating
+            if type(y) in _NUMBERS:
+                same = x.dtype in fl
+            elif type(x) in _NUMBERS:
+                same = y.dtype in fl
+            else:
+                dt = x.dtype
+                same = (dt is y.dtype or dt == y.dtype) and dt in fl
+            if not same:
+                inputs = promote(be, datas, 0, op.promote_float)
+        else:
+            inputs = promote(be, datas, op.promote, op.promote_float)
     try:
-        out, saved = op.fwd(be.xp, *inputs, **params)
+        out, saved = op.fwd(be.xp, *inputs, **params) if params else op.fwd(be.xp, *inputs)
     except OpError:
         raise
     except Exception as exc:
@@ -600,7 +621,7 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     if (
         not needs_grad
         or op.vjp is None
-        or not _grad_mode._state.enabled
+        or not _GRAD_MODE.enabled
         or out.dtype not in be.floating  # e.g. astype(int64): no gradient, as PyTorch
     ):
         _init(res, out, be, None)

@@ -38,32 +38,39 @@ def _kind(xp: Any, dtype: Any) -> int:
     return 3  # complex and others: left to the backend
 
 
+#: the Python number types an op may take for a tensor
+NUMBERS = _NUMBERS = frozenset({float, int, bool})
+
+
 def promote(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
     """``datas`` with the arrays from ``start`` on cast to their common dtype (the table
-    above); the same list when nothing needs a cast (the common case, checked first)."""
-    dt = None
-    mixed = number = False
-    for d in datas[start:]:
-        t = type(d)
-        if t is float or t is int or t is bool:
-            number = True
-        elif dt is None:
-            dt = d.dtype
-        elif d.dtype != dt:
-            mixed = True
-    if dt is None or (not mixed and dt in be.floating):
-        return datas
-    return _cast(be, datas, start, divide, number)
+    above); the same list when they already share one floating-point dtype (the common
+    case, checked first and cheaply: this runs on every arithmetic op)."""
+    first = None
+    for i in range(start, len(datas)):
+        d = datas[i]
+        if type(d) in _NUMBERS:
+            continue
+        dt = d.dtype
+        if first is None:
+            if dt not in be.floating:
+                return _cast(be, datas, start, divide)
+            first = dt
+        elif dt is not first and dt != first:
+            return _cast(be, datas, start, divide)
+    return datas
 
 
-def _cast(be: Backend, datas: list[Any], start: int, divide: bool, number: bool) -> list[Any]:
+def _cast(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
     xp = be.xp
-    arrays = [d for d in datas[start:] if type(d) not in (float, int, bool)]
+    arrays = [d for d in datas[start:] if type(d) not in _NUMBERS]
+    if not arrays:
+        return datas
     kinds = [_kind(xp, a.dtype) for a in arrays]
     top = max(kinds)
     if top == 3:
         return datas
-    numbers = [d for d in datas[start:] if type(d) in (float, int, bool)]
+    numbers = [d for d in datas[start:] if type(d) in _NUMBERS]
     if top == 2:
         floats = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 2]
         target = be.dtypes["float64"] if be.dtypes.get("float64") in floats else floats[0]
@@ -75,13 +82,11 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool, number: bool)
             target = ints[0]
         else:  # int32 with int64: the Array API's rule, which every backend follows
             return datas
-    elif number and any(type(n) is int for n in numbers):
+    elif any(type(n) is int for n in numbers):
         target = be.dtypes["int64"]
     else:
         return datas
     return [
-        d
-        if i < start or type(d) in (float, int, bool) or d.dtype == target
-        else xp.astype(d, target)
+        d if i < start or type(d) in _NUMBERS or d.dtype == target else xp.astype(d, target)
         for i, d in enumerate(datas)
     ]
