@@ -145,3 +145,22 @@ def test_errors(backend: Any) -> None:
         func.jvp(lambda a: a, (x,), (_t([1.0], backend),))
     # an output that does not depend on the argument: zero gradient
     assert_close(func.grad(lambda a: _t(2.0, backend))(x), np.zeros(3))
+
+
+def test_grad_returns_a_plain_value_unless_the_input_requires_grad() -> None:
+    """As ``torch.func.grad``: no graph for a plain input; a graph (composable with
+    autograd) when the input requires grad."""
+    torch = pytest.importorskip("torch")
+    from torch.func import grad as torch_grad
+
+    f = lambda x: (x**3).sum()
+    with minitorch.use_backend("numpy"):
+        plain = func.grad(f)(minitorch.tensor([1.0, 2.0]))
+        assert plain.grad_fn is None and not plain.requires_grad
+        assert torch_grad(f)(torch.tensor([1.0, 2.0])).grad_fn is None
+        x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+        g = func.grad(f)(x)
+        assert g.grad_fn is not None
+        assert torch_grad(f)(torch.tensor([1.0, 2.0], requires_grad=True)).grad_fn is not None
+        g.sum().backward()
+        assert x.grad.tolist() == [6.0, 12.0]  # d/dx sum(3x^2) = 6x

@@ -75,8 +75,9 @@ def test_sgd_on_a_read_only_array(backend: Any) -> None:
 
 def test_sgd_rejects_bad_arguments(backend: Any) -> None:
     w = minitorch.tensor([1.0], requires_grad=True)
-    with pytest.raises(ValueError, match="lr must be positive"):
-        minitorch.optim.SGD([w], lr=0.0)
+    with pytest.raises(ValueError, match=r"lr must be >= 0 and finite, got -0\.1"):
+        minitorch.optim.SGD([w], lr=-0.1)
+    minitorch.optim.SGD([w], lr=0.0)  # allowed, as in PyTorch: a step that moves nothing
     with pytest.raises(ValueError, match="parameter 0 must be a leaf Tensor that requires grad"):
         minitorch.optim.SGD([minitorch.tensor([1.0])], lr=0.1)
 

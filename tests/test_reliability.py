@@ -266,7 +266,7 @@ def test_sgd_refuses_negative_momentum_and_weight_decay() -> None:
         optim.SGD([w], lr=0.1, momentum=-0.5)
     with pytest.raises(ValueError, match="weight_decay must be >= 0"):
         optim.SGD([w], lr=0.1, weight_decay=-1e-4)
-    with pytest.raises(ValueError, match="lr must be positive"):
+    with pytest.raises(ValueError, match="lr must be >= 0 and finite"):
         optim.SGD([w], lr=math.nan)
 
 

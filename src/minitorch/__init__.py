@@ -31,8 +31,9 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .errors import BackendMismatchError, OpError
+from .errors import BackendMismatchError, FileFormatError, OpError
 from .ops import REGISTRY, Facts, Sample, defop
+from .serialization import load, save
 from .tensor import Tensor
 
 __version__ = "0.1.0"
@@ -42,6 +43,7 @@ __all__ = [
     "Backend",
     "BackendMismatchError",
     "Facts",
+    "FileFormatError",
     "OpError",
     "Sample",
     "Tensor",
@@ -57,6 +59,7 @@ __all__ = [
     "get_backend",
     "is_grad_enabled",
     "linspace",
+    "load",
     "manual_seed",
     "no_grad",
     "ones",
@@ -65,6 +68,7 @@ __all__ = [
     "rand",
     "randint",
     "randn",
+    "save",
     "set_backend",
     "set_grad_enabled",
     "tensor",
@@ -87,6 +91,7 @@ clip = _ops.elementwise.clip
 clone = _ops.elementwise.clone
 concat = _ops.shape.concat
 cat = _ops.shape.concat
+cos = _ops.elementwise.cos
 cross_entropy = _ops.loss.cross_entropy
 div = _ops.elementwise.div
 dropout = _ops.loss.dropout
@@ -112,6 +117,7 @@ logical_not = _ops.elementwise.logical_not
 logical_or = _ops.elementwise.logical_or
 logsumexp = _ops.reduction.logsumexp
 lt = _ops.elementwise.lt
+masked_fill = _ops.elementwise.masked_fill
 matmul = _ops.linalg.matmul
 matrix_transpose = _ops.shape.matrix_transpose
 max = _ops.reduction.max
@@ -129,11 +135,13 @@ permute_dims = _ops.shape.permute_dims
 pow = _ops.elementwise.pow
 relu = _ops.activation.relu
 reshape = _ops.shape.reshape
+rsqrt = _ops.elementwise.rsqrt
 scatter_add = _ops.indexing.scatter_add
 setitem = _ops.indexing.setitem
 sigmoid = _ops.activation.sigmoid
 sign = _ops.elementwise.sign
 silu = _ops.activation.silu
+sin = _ops.elementwise.sin
 softmax = _ops.loss.softmax
 softplus = _ops.activation.softplus
 sqrt = _ops.elementwise.sqrt
@@ -145,6 +153,8 @@ sum = _ops.reduction.sum
 take = _ops.indexing.take
 tanh = _ops.activation.tanh
 transpose = _ops.shape.transpose
+tril = _ops.linalg.tril
+triu = _ops.linalg.triu
 var = _ops.reduction.var
 where = _ops.elementwise.where
 __all__ += [
@@ -160,6 +170,7 @@ __all__ += [
     "clip",
     "clone",
     "concat",
+    "cos",
     "cross_entropy",
     "div",
     "dropout",
@@ -185,6 +196,7 @@ __all__ += [
     "logical_or",
     "logsumexp",
     "lt",
+    "masked_fill",
     "matmul",
     "matrix_transpose",
     "max",
@@ -202,11 +214,13 @@ __all__ += [
     "pow",
     "relu",
     "reshape",
+    "rsqrt",
     "scatter_add",
     "setitem",
     "sigmoid",
     "sign",
     "silu",
+    "sin",
     "softmax",
     "softplus",
     "sqrt",
@@ -218,6 +232,8 @@ __all__ += [
     "take",
     "tanh",
     "transpose",
+    "tril",
+    "triu",
     "var",
     "where",
 ]

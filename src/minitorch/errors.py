@@ -14,3 +14,8 @@ class OpError(ValueError, TypeError):
 
 class BackendMismatchError(OpError):
     """Tensors from different backends or devices were combined."""
+
+
+class FileFormatError(ValueError):
+    """A file given to :func:`minitorch.load` is not one :func:`minitorch.save` wrote, or
+    is damaged (empty, truncated, corrupt); the message names the file and the fault."""

@@ -1,26 +1,197 @@
-"""A tiny optimizer helper: SGD with momentum and weight decay, and gradient clipping.
+"""Optimizers written against the Array API: SGD (momentum, Nesterov, weight decay), Adam
+and AdamW (with AMSGrad), their ``state_dict`` round trip, and gradient clipping.
 
-The update is written once against the Array API. On NumPy it happens in place when no
-one else can see the parameter's buffer (no saved graph, no view: the array's reference
-count says so), which saves an allocation per parameter per step; otherwise the new
-values go into a fresh array, so a graph that saved the old values keeps them.
+Each update follows PyTorch's single-tensor algorithm operation for operation, so a
+float64 run matches ``torch.optim`` to rounding. SGD on NumPy updates in place when no one
+else can see the parameter's buffer (no saved graph, no view: the array's reference count
+says so), which saves an allocation per parameter per step; every other update puts the
+new values in a fresh array, so a graph that saved the old values keeps them.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
 
 from .tensor import Tensor
 
-__all__ = ["SGD", "clip_grad_norm_"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm_"]
 
 
-class SGD:
+def _non_negative(opt: str, name: str, value: Any) -> float:
+    """``value`` as a float, if it is a finite real number >= 0."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0 <= float(value) < math.inf
+    ):
+        raise ValueError(f"{opt}: {name} must be >= 0 and finite, got {value!r}")
+    return float(value)
+
+
+def _flag(opt: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{opt}: {name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _betas(opt: str, value: Any) -> tuple[float, float]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValueError(f"{opt}: betas must be a pair of numbers in [0, 1), got {value!r}")
+    for i, b in enumerate(value):
+        if isinstance(b, bool) or not isinstance(b, numbers.Real) or not 0 <= float(b) < 1:
+            raise ValueError(f"{opt}: betas[{i}] must be in [0, 1), got {b!r}")
+    return float(value[0]), float(value[1])
+
+
+class Optimizer:
+    """What every optimizer here shares: the parameter list, ``zero_grad``, and a
+    ``state_dict`` / ``load_state_dict`` round trip.
+
+    A subclass names its hyper-parameters (``_hyper``, checked by ``_check``), its
+    per-parameter arrays (``_arrays``; ``None`` until a step creates them) and its
+    per-parameter counters (``_counters``), and implements ``step``.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> w = minitorch.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = minitorch.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> sorted(opt.state_dict())
+    ['lr', 'momentum', 'momentum_buffer', 'nesterov', 'type', 'weight_decay']
+    >>> opt.state_dict()["momentum_buffer"]
+    [array([ 2., -4.], dtype=float32)]
+    """
+
+    _hyper: ClassVar[tuple[str, ...]] = ()
+    _arrays: ClassVar[tuple[str, ...]] = ()
+    _counters: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, params: Iterable[Tensor], **hyper: Any) -> None:
+        name = type(self).__name__
+        self.params = list(params)
+        for i, p in enumerate(self.params):
+            if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
+                raise ValueError(f"{name}: parameter {i} must be a leaf Tensor that requires grad")
+        for k, v in self._check(hyper).items():
+            setattr(self, k, v)
+        n = len(self.params)
+        self._state: dict[str, list[Any]] = {k: [None] * n for k in self._arrays}
+        self._count: dict[str, list[int]] = {k: [0] * n for k in self._counters}
+
+    def _check(self, hyper: Mapping[str, Any]) -> dict[str, Any]:
+        """The hyper-parameters, validated and normalized (ValueError if one is bad)."""
+        raise NotImplementedError
+
+    def _check_param(self, i: int, hyper: Mapping[str, Any], state: Mapping[str, Any]) -> None:
+        """Refuse an inconsistent per-parameter state (for ``load_state_dict``)."""
+
+    def step(self) -> None:
+        """Apply one update to every parameter that has a gradient."""
+        raise NotImplementedError
+
+    def zero_grad(self) -> None:
+        """Drop every parameter's gradient (the next backward starts fresh)."""
+        for p in self.params:
+            p.grad = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's hyper-parameters and per-parameter state as a plain dict.
+
+        ``"type"`` is the class name; hyper-parameters are Python numbers, bools and lists;
+        per-parameter state is a list with one entry per parameter: an int for a counter,
+        and for an array a host NumPy copy (``None`` before the parameter's first step).
+        Nothing in it aliases the optimizer's own state.
+        """
+        out: dict[str, Any] = {"type": type(self).__name__}
+        for k in self._hyper:
+            v = getattr(self, k)
+            out[k] = list(v) if isinstance(v, tuple) else v
+        for k in self._counters:
+            out[k] = list(self._count[k])
+        for k in self._arrays:
+            out[k] = [
+                None if a is None else np.array(p._backend.to_numpy(a), copy=True)
+                for p, a in zip(self.params, self._state[k], strict=True)
+            ]
+        return out
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (hyper-parameters included, as
+        PyTorch does), copying each array onto its parameter's backend, dtype and device.
+
+        Raises ValueError, changing nothing, if the state is for another optimizer type,
+        another number of parameters or other shapes, or lacks an entry.
+        """
+        name = type(self).__name__
+        where = f"{name}.load_state_dict"
+        if not isinstance(state, Mapping):
+            raise ValueError(f"{where}: expected a dict, got {type(state).__name__}")
+        if state.get("type") != name:
+            raise ValueError(f"{where}: the state is for {state.get('type')!r}, not {name!r}")
+        for k in (*self._hyper, *self._counters, *self._arrays):
+            if k not in state:
+                raise ValueError(f"{where}: the state has no {k!r}")
+        hyper = self._check({k: state[k] for k in self._hyper})
+        n = len(self.params)
+        for k in (*self._counters, *self._arrays):
+            if not isinstance(state[k], list | tuple) or len(state[k]) != n:
+                got = len(state[k]) if isinstance(state[k], list | tuple) else type(state[k])
+                raise ValueError(
+                    f"{where}: {k!r} must hold one entry per parameter ({n}), got {got}"
+                )
+        count: dict[str, list[int]] = {k: [] for k in self._counters}
+        for k in self._counters:
+            for i, c in enumerate(state[k]):
+                if isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 0:
+                    raise ValueError(f"{where}: {k}[{i}] must be an int >= 0, got {c!r}")
+                count[k].append(int(c))
+        host: dict[str, list[np.ndarray | None]] = {k: [] for k in self._arrays}
+        for k in self._arrays:
+            for i, (p, a) in enumerate(zip(self.params, state[k], strict=True)):
+                if a is None:
+                    host[k].append(None)
+                    continue
+                arr = np.array(a, copy=True)  # never alias the caller's array
+                if arr.dtype.kind not in "fiu":
+                    raise ValueError(f"{where}: {k}[{i}] must be a real array, not {arr.dtype}")
+                if arr.shape != p.shape:
+                    raise ValueError(
+                        f"{where}: {k}[{i}] has shape {arr.shape}, "
+                        f"but parameter {i} has shape {p.shape}"
+                    )
+                host[k].append(arr)
+        for i in range(n):
+            entry: dict[str, Any] = {k: count[k][i] for k in self._counters}
+            entry.update({k: host[k][i] for k in self._arrays})
+            self._check_param(i, hyper, entry)
+        # all checked: now change the optimizer
+        for k, v in hyper.items():
+            setattr(self, k, v)
+        self._count = count
+        self._state = {
+            k: [
+                None if a is None else p._backend.from_numpy(a, p.data.dtype, p.device)
+                for p, a in zip(self.params, host[k], strict=True)
+            ]
+            for k in self._arrays
+        }
+
+
+class SGD(Optimizer):
     """Stochastic gradient descent: ``p <- p - lr * (g + weight_decay * p)``, with
-    optional (heavy-ball) momentum, as ``torch.optim.SGD``.
+    optional (heavy-ball or Nesterov) momentum, as ``torch.optim.SGD`` (no dampening).
+
+    With momentum ``mu`` the buffer is ``b <- mu * b + g`` (``b = g`` at the first step)
+    and the update uses ``b``, or ``g + mu * b`` when ``nesterov`` (which needs
+    ``momentum > 0``). ``lr=0`` is allowed (the parameters do not move).
 
     Examples
     --------
@@ -33,23 +204,35 @@ class SGD:
     tensor([ 0.8, -1.6], dtype=float32, backend=numpy, requires_grad=True)
     """
 
+    _hyper = ("lr", "momentum", "weight_decay", "nesterov")
+    _arrays = ("momentum_buffer",)
+    lr: float
+    momentum: float
+    weight_decay: float
+    nesterov: bool
+
     def __init__(
-        self, params: Iterable[Tensor], lr: float, momentum: float = 0.0, weight_decay: float = 0.0
+        self,
+        params: Iterable[Tensor],
+        lr: float,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
     ) -> None:
-        self.params = list(params)
-        if not lr > 0:
-            raise ValueError(f"SGD: lr must be positive, got {lr}")
-        if not momentum >= 0:
-            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
-        if not weight_decay >= 0:
-            raise ValueError(f"SGD: weight_decay must be >= 0, got {weight_decay}")
-        for i, p in enumerate(self.params):
-            if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
-                raise ValueError(f"SGD: parameter {i} must be a leaf Tensor that requires grad")
-        self.lr = float(lr)
-        self.momentum = float(momentum)
-        self.weight_decay = float(weight_decay)
-        self._velocity: list[Any] = [None] * len(self.params)
+        super().__init__(
+            params, lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
+        )
+
+    def _check(self, hyper: Mapping[str, Any]) -> dict[str, Any]:
+        out = {
+            "lr": _non_negative("SGD", "lr", hyper["lr"]),
+            "momentum": _non_negative("SGD", "momentum", hyper["momentum"]),
+            "weight_decay": _non_negative("SGD", "weight_decay", hyper["weight_decay"]),
+            "nesterov": _flag("SGD", "nesterov", hyper["nesterov"]),
+        }
+        if out["nesterov"] and out["momentum"] == 0:
+            raise ValueError("SGD: nesterov=True requires momentum > 0, got momentum=0.0")
+        return out
 
     def step(self) -> None:
         """Apply one update to every parameter that has a gradient."""
@@ -77,17 +260,149 @@ class SGD:
         if self.weight_decay:
             g = g + self.weight_decay * p.data
         if self.momentum:
-            v = self._velocity[i]
+            buffers = self._state["momentum_buffer"]
+            v = buffers[i]
             # the first buffer is a copy: changing p.grad later must not change it
             v = p._backend.xp.asarray(g, copy=True) if v is None else self.momentum * v + g
-            self._velocity[i] = v
-            g = v
+            buffers[i] = v
+            g = g + self.momentum * v if self.nesterov else v
         return g
 
-    def zero_grad(self) -> None:
-        """Drop every parameter's gradient (the next backward starts fresh)."""
-        for p in self.params:
-            p.grad = None
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), as ``torch.optim.Adam``: bias-corrected moment estimates,
+    optional L2 weight decay added to the gradient, and optional AMSGrad.
+
+    Per parameter, at step ``t``: ``g <- g + weight_decay * p``;
+    ``m <- beta1 * m + (1 - beta1) * g``; ``v <- beta2 * v + (1 - beta2) * g * g``;
+    ``p <- p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)``, where
+    AMSGrad uses the running maximum of ``v`` instead of ``v``. The state (``step``,
+    ``exp_avg``, ``exp_avg_sq``, ``max_exp_avg_sq``) is created at a parameter's first
+    step; a parameter whose ``.grad`` is None is skipped.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> w = minitorch.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = minitorch.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()  # the first step moves each entry by about lr, against its gradient
+    >>> w.numpy().round(4)
+    array([ 0.9, -1.9], dtype=float32)
+    """
+
+    _hyper = ("lr", "betas", "eps", "weight_decay", "amsgrad")
+    _arrays = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    _counters = ("step",)
+    _decoupled: ClassVar[bool] = False
+    lr: float
+    betas: tuple[float, float]
+    eps: float
+    weight_decay: float
+    amsgrad: bool
+
+    def __init__(
+        self,
+        params: Iterable[Tensor],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+    ) -> None:
+        super().__init__(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
+        )
+
+    def _check(self, hyper: Mapping[str, Any]) -> dict[str, Any]:
+        name = type(self).__name__
+        return {
+            "lr": _non_negative(name, "lr", hyper["lr"]),
+            "betas": _betas(name, hyper["betas"]),
+            "eps": _non_negative(name, "eps", hyper["eps"]),
+            "weight_decay": _non_negative(name, "weight_decay", hyper["weight_decay"]),
+            "amsgrad": _flag(name, "amsgrad", hyper["amsgrad"]),
+        }
+
+    def _check_param(self, i: int, hyper: Mapping[str, Any], state: Mapping[str, Any]) -> None:
+        names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if hyper["amsgrad"] else [])
+        for k in names:
+            if (state[k] is None) != (state["step"] == 0):
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: parameter {i} has step "
+                    f"{state['step']} but {k} is {'missing' if state[k] is None else 'set'}"
+                )
+
+    def step(self) -> None:
+        """Apply one update to every parameter that has a gradient."""
+        lr, (beta1, beta2), eps, wd = self.lr, self.betas, self.eps, self.weight_decay
+        exp_avgs, exp_avg_sqs = self._state["exp_avg"], self._state["exp_avg_sq"]
+        max_exp_avg_sqs, steps = self._state["max_exp_avg_sq"], self._count["step"]
+        for i, p in enumerate(self.params):
+            g = p.grad
+            if g is None:
+                continue
+            xp, data = p._backend.xp, p.data
+            m, v, v_max = exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i]
+            if m is None:
+                m, v = xp.zeros_like(data), xp.zeros_like(data)
+            if self.amsgrad and v_max is None:
+                v_max = xp.zeros_like(data)
+            steps[i] += 1
+            t = steps[i]
+            # PyTorch's _single_tensor_adam, in its order of operations
+            if wd != 0:
+                if self._decoupled:
+                    data = data * (1 - lr * wd)
+                else:
+                    g = g + wd * data
+            w = 1 - beta1  # m.lerp_(g, w)
+            m = m + w * (g - m) if abs(w) < 0.5 else g - (g - m) * (1 - w)
+            v = v * beta2 + (1 - beta2) * g * g
+            bias_correction1 = 1 - beta1**t
+            bias_correction2 = 1 - beta2**t
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2**0.5
+            if self.amsgrad:
+                v_max = xp.maximum(v_max, v)
+                denom = xp.sqrt(v_max) / bias_correction2_sqrt + eps
+            else:
+                denom = xp.sqrt(v) / bias_correction2_sqrt + eps
+            p.data = data + -step_size * m / denom
+            p._version += 1
+            exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
+
+
+class AdamW(Adam):
+    """AdamW (Loshchilov & Hutter), as ``torch.optim.AdamW``: Adam whose weight decay is
+    decoupled from the gradient, ``p <- p * (1 - lr * weight_decay)`` before the Adam
+    update (default ``weight_decay=1e-2``).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> w = minitorch.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = minitorch.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> (w * w).sum().backward()
+    >>> opt.step()  # p * (1 - 0.1 * 0.5), then the Adam step of about lr
+    >>> w.numpy().round(4)
+    array([ 0.85, -1.8 ], dtype=float32)
+    """
+
+    _decoupled = True
+
+    def __init__(
+        self,
+        params: Iterable[Tensor],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+    ) -> None:
+        super().__init__(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
+        )
 
 
 def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> float:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _grad_mode, engine
-from .backend import Backend, as_array, get_backend, is_array_of
+from .backend import Backend, as_array, device_name, get_backend, is_array_of, resolve
 from .backend.promotion import NUMBERS as _NUMBERS
 from .backend.promotion import promote
 from .engine import Node, Op, record
@@ -244,6 +244,44 @@ class Tensor:
         """A NumPy copy of the data (on the host)."""
         return np.array(self._backend.to_numpy(self.data), copy=True)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(t)``: the host data. On the NumPy backend without ``copy=True``
+        it is the tensor's own array (no copy); elsewhere a host copy, so ``copy=False``
+        raises there (NumPy 2's protocol)."""
+        host = self._backend.name == "numpy"
+        if copy is False and not host:
+            raise ValueError(
+                f"np.asarray(copy=False): a {self._backend.name} tensor's data is not host "
+                f"memory; a copy is needed (leave copy unset, or use t.numpy())"
+            )
+        arr = self.data if host else self._backend.to_numpy(self.data)
+        if dtype is not None and arr.dtype != np.dtype(dtype):
+            return np.array(arr, dtype=dtype)
+        return np.array(arr, copy=True) if copy else np.asarray(arr)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """DLPack export of the data (zero-copy where the library allows)."""
+        return self.data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.data.__dlpack_device__()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle (and ``copy.copy``/``copy.deepcopy``) as host data plus backend,
+        dtype, device, ``requires_grad``, the gradient and the name; a non-leaf becomes
+        a leaf holding its data (the graph is not kept), as in PyTorch."""
+        be = self._backend
+        grad = None if self._grad is None else np.array(be.to_numpy(self._grad), copy=True)
+        return _rebuild, (
+            be.name,
+            device_name(be, self.device),
+            np.array(be.to_numpy(self.data), copy=True),
+            be.dtype_name(self.data.dtype),
+            self._requires_grad,
+            grad,
+            self.name,
+        )
+
     def item(self) -> float | int | bool:
         """The single element as a Python number."""
         if self.size != 1:  # before any copy to the host
@@ -333,6 +371,34 @@ class Tensor:
         self._check_inplace("div_")
         return self._rebase(self / other, "div_")
 
+    def copy_(self, src: Any) -> Tensor:
+        """In place: the values of ``src`` (a Tensor of any backend or device, an array
+        or Python data), broadcast to this shape and cast to this dtype; bumps the
+        version counter and is differentiable in ``src`` (as ``torch.Tensor.copy_``)."""
+        self._check_inplace("copy_")
+        source = src if isinstance(src, Tensor) else Tensor(src)
+        ns = self.__array_namespace__()
+        if source._backend.name != self._backend.name or str(source.device) != str(self.device):
+            source = source.to(self._backend.name, device=self.device)
+        if source.data.dtype != self.data.dtype:
+            source = ns.astype(source, self.data.dtype)
+        try:
+            value = ns.broadcast_to(source, self.shape)
+        except Exception as exc:
+            raise OpError(
+                f"copy_: cannot broadcast {describe(src)} to this tensor's shape {self.shape}"
+            ) from exc
+        result = ns.clone(value)  # its own array: never a view of src's
+        old = self._node
+        self.data = result.data
+        self._version += 1
+        if old is not None:
+            old.output_modified(self)
+        if _grad_mode._state.enabled and result._node is not None:
+            self._node = result._node
+            self._requires_grad = True
+        return self
+
     def zero_(self) -> Tensor:
         """In place: set every element to 0 (also inf and NaN); bumps the version."""
         self._check_inplace("zero_")
@@ -394,6 +460,7 @@ class Tensor:
         def broadcast_to(self, shape: Sequence[int]) -> Tensor: ...
         def clip(self, min: float | None = None, max: float | None = None) -> Tensor: ...
         def clone(self) -> Tensor: ...
+        def cos(self) -> Tensor: ...
         def div(self, y: Operand) -> Tensor: ...
         def erf(self) -> Tensor: ...
         def exp(self) -> Tensor: ...
@@ -409,6 +476,7 @@ class Tensor:
         def logsumexp(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
         @property
         def mT(self) -> Tensor: ...
+        def masked_fill(self, mask: Operand, value: float = 0.0) -> Tensor: ...
         def matmul(self, y: Operand) -> Tensor: ...
         def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
         def maximum(self, y: Operand) -> Tensor: ...
@@ -423,9 +491,11 @@ class Tensor:
         def pow(self, y: Operand) -> Tensor: ...
         def relu(self) -> Tensor: ...
         def reshape(self, *shape: Any) -> Tensor: ...
+        def rsqrt(self) -> Tensor: ...
         def sigmoid(self) -> Tensor: ...
         def sign(self) -> Tensor: ...
         def silu(self) -> Tensor: ...
+        def sin(self) -> Tensor: ...
         def softmax(self, axis: int = -1) -> Tensor: ...
         def softplus(self) -> Tensor: ...
         def sqrt(self) -> Tensor: ...
@@ -438,9 +508,11 @@ class Tensor:
         def take(self, indices: Operand, axis: int | None = None) -> Tensor: ...
         def tanh(self) -> Tensor: ...
         def to(
-            self, backend: str | Backend, *, dtype: Any = None, device: Any = None
+            self, backend: str | Backend | None = None, *, device: Any = None, dtype: Any = None
         ) -> Tensor: ...
         def transpose(self, axes: Sequence[int] | None = None) -> Tensor: ...
+        def tril(self, k: int = 0) -> Tensor: ...
+        def triu(self, k: int = 0) -> Tensor: ...
         def var(
             self, axis: Axis = None, keepdims: bool = False, correction: float = 0.0
         ) -> Tensor: ...
@@ -517,6 +589,31 @@ def _init(t: Tensor, data: Any, backend: Backend, node: Node | None) -> None:
     t._version = 0
     t._backend = backend
     t.name = None
+
+
+def _rebuild(
+    backend: str,
+    device: str,
+    data: np.ndarray,
+    dtype: str,
+    requires_grad: bool,
+    grad: np.ndarray | None,
+    name: str | None,
+) -> Tensor:
+    """A Tensor from what :meth:`Tensor.__reduce__` pickled."""
+    try:
+        be = resolve(backend, None, device)
+    except ImportError as exc:
+        raise ImportError(
+            f"this pickled minitorch tensor belongs to the {backend!r} backend: {exc}"
+        ) from exc
+    dt = be.resolve_dtype(dtype)
+    t = Tensor._make(be.from_numpy(data, dt, be.device), be, None)
+    if grad is not None:
+        t._grad = be.from_numpy(grad, dt, be.device)
+    t._requires_grad = requires_grad
+    t.name = name
+    return t
 
 
 def _checked_grad(t: Tensor, value: Any) -> Any:

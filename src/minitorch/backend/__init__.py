@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import threading
 import types
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -213,10 +214,18 @@ def make_backend(
         parse_device=parse_device or (lambda d: d),
         dtypes=dtypes,
         owns=owns,
-        floating=tuple(
-            xp.empty((0,), dtype=dtypes[k]).dtype for k in ("float32", "float64") if k in dtypes
-        ),
+        floating=_floating(xp, dtypes),
     )
+
+
+def _floating(xp: Any, dtypes: dict[str, Any]) -> tuple[Any, ...]:
+    """The float dtypes as arrays report them (JAX without x64 warns that float64 is
+    float32: it is, and the tuple says so)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tuple(
+            xp.empty((0,), dtype=dtypes[k]).dtype for k in ("float32", "float64") if k in dtypes
+        )
 
 
 def _load(name: str) -> Backend:
@@ -321,6 +330,20 @@ def to_host(x: Any) -> np.ndarray:
     if name is None:
         return np.asarray(x)
     return np.asarray(_load(name).to_numpy(x))
+
+
+def device_name(be: Backend, device: Any) -> str:
+    """``device`` as a string that ``be.parse_device`` reads back (for files and pickles):
+    ``"cpu"``, ``"cuda:0"``, ``"device1"``."""
+    if be.name == "array_api_strict":
+        text = str(device)
+        return text.split("'")[1] if "'" in text else text
+    platform, index = getattr(device, "platform", None), getattr(device, "id", None)
+    if be.name == "jax" and platform is not None:
+        return f"{platform}:{index}"
+    if be.name == "cupy" and index is not None:
+        return f"cuda:{index}"
+    return str(device)
 
 
 def available_backends() -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from ..errors import OpError
@@ -299,6 +300,94 @@ sqrt = defop(
 )
 
 
+def _rsqrt(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise reciprocal square root ``1 / sqrt(x)``, as ``torch.rsqrt``: inf at 0
+    (where the gradient is -inf), nan below 0.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> x = minitorch.tensor([0.25, 1.0, 4.0], requires_grad=True)
+    >>> y = minitorch.rsqrt(x)
+    >>> y.sum().backward()
+    >>> x.grad
+    array([-4.    , -0.5   , -0.0625], dtype=float32)
+    """
+    out = 1.0 / xp.sqrt(x)
+    return out, (out,)
+
+
+def _rsqrt_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (out,) = saved
+    return (g * -0.5 * out**3,)  # d/dx x^(-1/2) = -x^(-3/2) / 2, as PyTorch's rule
+
+
+rsqrt = defop(
+    "rsqrt",
+    _rsqrt,
+    _rsqrt_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.rsqrt(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(0.2, 3.0),
+        formula="-g*rsqrt(x)^3/2",
+    ),
+)
+
+
+# ------------------------------------------------------------------ sin, cos
+def _sin(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise sine (of an angle in radians)."""
+    return xp.sin(x), (x,)
+
+
+def _sin_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    return (g * xp.cos(x),)
+
+
+sin = defop(
+    "sin",
+    _sin,
+    _sin_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.sin(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-4.0, 4.0),
+        formula="g*cos(x)",
+    ),
+)
+
+
+def _cos(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Elementwise cosine (of an angle in radians)."""
+    return xp.cos(x), (x,)
+
+
+def _cos_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+    (x,) = saved
+    return (-(g * xp.sin(x)),)
+
+
+cos = defop(
+    "cos",
+    _cos,
+    _cos_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.cos(x),
+        samples=UNARY,
+        kind="unary",
+        domain=(-4.0, 4.0),
+        formula="-g*sin(x)",
+    ),
+)
+
+
 def _abs(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     """Elementwise absolute value; the gradient at 0 is 0 (PyTorch's subgradient)."""
     return xp.abs(x), (x,)
@@ -473,6 +562,78 @@ where = defop(
         samples=(Sample(make=_where_sample),),
         grad_inputs=(1, 2),
         formula="0, g*c, g*!c",
+        second_order="zero",
+    ),
+)
+
+
+# ------------------------------------------------------------------ masked_fill
+def _masked_fill(xp: Any, x: Any, mask: Any, value: float = 0.0) -> tuple[Any, tuple[Any, ...]]:
+    """``value`` where ``mask`` is true, else ``x``, as ``torch.Tensor.masked_fill``.
+
+    ``mask`` is a boolean tensor that broadcasts with ``x``; ``value`` is a Python number
+    (e.g. ``-inf`` to mask attention scores), cast to ``x``'s dtype as PyTorch does (an
+    integer tensor truncates it). The gradient of ``x`` is 0 where ``mask`` is true; the
+    mask gets none.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> x = minitorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> mask = minitorch.tensor([True, False, True])
+    >>> y = x.masked_fill(mask, -1.0)
+    >>> y.sum().backward()
+    >>> x.grad
+    array([0., 1., 0.], dtype=float32)
+    """
+    if not xp.isdtype(mask.dtype, "bool"):
+        raise OpError(
+            f"masked_fill: the mask must be boolean, got dtype {mask.dtype}; compare first, "
+            f"e.g. masked_fill(x, m != 0, value)"
+        )
+    if not isinstance(value, numbers.Real):
+        raise OpError(
+            f"masked_fill: value must be a Python number, got {type(value).__name__}; "
+            f"for a tensor of values use where(mask, values, x)"
+        )
+    if xp.isdtype(x.dtype, "bool"):
+        fill: Any = bool(value)
+    elif xp.isdtype(x.dtype, "integral"):
+        fill = int(value)
+    else:
+        fill = float(value)
+    return xp.where(mask, fill, x), (mask,)
+
+
+def _masked_fill_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], value: float = 0.0
+) -> tuple[Any, None]:
+    (mask,) = saved
+    return (xp.where(mask, 0.0, g) if needs[0] else None), None
+
+
+def _masked_fill_sample(shape: tuple[int, ...], mask_shape: tuple[int, ...]) -> Any:
+    def make(rng: Any) -> tuple[Any, ...]:
+        return rng.uniform(-2, 2, shape), rng.random(mask_shape) > 0.5
+
+    return make
+
+
+masked_fill = defop(
+    "masked_fill",
+    _masked_fill,
+    _masked_fill_vjp,
+    nin=2,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x, mask, value=0.0: x.masked_fill(mask, value),
+        samples=(
+            Sample(make=_masked_fill_sample((3, 4), (3, 4)), params={"value": -1e4}),
+            Sample(make=_masked_fill_sample((2, 3, 4), (3, 1)), params={"value": 0.5}),
+            Sample(make=_masked_fill_sample((4,), (3, 4)), name="mask broadcasts x"),
+        ),
+        grad_inputs=(0,),
+        formula="g*!mask, 0",
         second_order="zero",
     ),
 )

@@ -1,9 +1,13 @@
-"""Linear algebra: matmul (1-D, 2-D and batched with broadcast batch dimensions)."""
+"""Linear algebra: matmul (1-D, 2-D and batched with broadcast batch dimensions), and
+the triangular parts tril/triu of (batches of) matrices."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..errors import OpError
 from ._registry import Facts, Sample, defop
 
 
@@ -66,5 +70,99 @@ matmul = defop(
             Sample(((3,), (2, 3, 4))),
         ),
         formula="g @ y^T, x^T @ g",
+    ),
+)
+
+
+# ------------------------------------------------------------------ tril, triu
+def _triangle(xp: Any, x: Any, k: int, name: str) -> Any:
+    """The boolean ``(n, m)`` mask of ``x``'s last two axes that ``name`` keeps: on and
+    below (tril) or on and above (triu) diagonal ``k``, built with Array API calls on
+    ``x``'s device (array-api-strict has no ``tril``/``triu``)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise OpError(f"{name}: k (the diagonal) must be an int, got {k!r}")
+    if x.ndim < 2:
+        raise OpError(f"{name}: needs at least 2 dimensions, got shape {tuple(x.shape)}")
+    n, m = x.shape[-2], x.shape[-1]
+    rows = xp.reshape(xp.arange(n, device=x.device), (n, 1))
+    offset = xp.arange(m, device=x.device) - rows  # column - row: 0 on the diagonal
+    return offset <= int(k) if name == "tril" else offset >= int(k)
+
+
+def _masked(xp: Any, x: Any, mask: Any) -> Any:
+    return xp.where(mask, x, False if xp.isdtype(x.dtype, "bool") else 0)
+
+
+def _tril(xp: Any, x: Any, k: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """The lower triangle of the last two axes: elements on and below diagonal ``k``
+    (``k > 0`` above the main diagonal, ``k < 0`` below), the rest 0, as
+    ``torch.tril(x, diagonal=k)``. The gradient is ``tril(g, k)``.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> minitorch.ones((3, 3)).tril()
+    tensor([[1., 0., 0.],
+            [1., 1., 0.],
+            [1., 1., 1.]], dtype=float32, backend=numpy)
+    """
+    mask = _triangle(xp, x, k, "tril")
+    return _masked(xp, x, mask), (mask,)
+
+
+def _triu(xp: Any, x: Any, k: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """The upper triangle of the last two axes: elements on and above diagonal ``k``
+    (``k > 0`` above the main diagonal, ``k < 0`` below), the rest 0, as
+    ``torch.triu(x, diagonal=k)``. The gradient is ``triu(g, k)``.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> minitorch.ones((3, 3)).triu(1)
+    tensor([[0., 1., 1.],
+            [0., 0., 1.],
+            [0., 0., 0.]], dtype=float32, backend=numpy)
+    """
+    mask = _triangle(xp, x, k, "triu")
+    return _masked(xp, x, mask), (mask,)
+
+
+def _triangle_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], k: int = 0
+) -> tuple[Any]:
+    (mask,) = saved  # a constant: the same mask, applied to g
+    return (xp.where(mask, g, 0.0),)
+
+
+_TRIANGLE_SAMPLES = (
+    Sample(((3, 4),)),
+    Sample(((2, 3, 4),), {"k": -1}),
+    Sample(((2, 3, 4),), {"k": 1}),
+    Sample(((4, 3),), {"k": 2}),
+    Sample(((3, 3),), {"k": -5}, name="everything masked"),
+    Sample(((2, 1, 0, 3),), name="empty"),
+)
+
+tril = defop(
+    "tril",
+    _tril,
+    _triangle_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x, k=0: torch.tril(x, diagonal=k),
+        samples=_TRIANGLE_SAMPLES,
+        formula="tril(g, k)",
+    ),
+)
+
+triu = defop(
+    "triu",
+    _triu,
+    _triangle_vjp,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x, k=0: torch.triu(x, diagonal=k),
+        samples=_TRIANGLE_SAMPLES,
+        formula="triu(g, k)",
     ),
 )

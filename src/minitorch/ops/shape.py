@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import Backend, resolve, shape_arg
+from ..backend import BACKENDS, Backend, resolve, shape_arg
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, Sample, defop, tensor_method
@@ -376,8 +376,14 @@ move = defop(
 
 
 @tensor_method("to")
-def _to(self: Tensor, backend: str | Backend, *, dtype: Any = None, device: Any = None) -> Tensor:
-    """Move to another backend (and/or dtype, device); differentiable.
+def _to(
+    self: Tensor, backend: str | Backend | None = None, *, device: Any = None, dtype: Any = None
+) -> Tensor:
+    """Move to another backend, device and/or dtype; differentiable. A move to another
+    backend or device always copies; with nothing to change, the tensor itself.
+
+    ``backend`` may also be a device of this tensor's backend (``x.to("cpu")`` on the
+    NumPy or torch backend, ``x.to("cuda:0")`` on torch or CuPy), as in PyTorch.
 
     Examples
     --------
@@ -385,18 +391,29 @@ def _to(self: Tensor, backend: str | Backend, *, dtype: Any = None, device: Any 
     >>> x = minitorch.tensor([1.0, 2.0])
     >>> x.to("numpy", dtype="float64").dtype
     dtype('float64')
+    >>> x.to(dtype="float64").dtype, x.to("cpu") is x
+    (dtype('float64'), True)
     """
-    if isinstance(backend, Backend):
-        dst = backend
+    src = self._backend
+    if isinstance(backend, str) and backend not in BACKENDS:
         if device is not None:
-            dst = resolve(dst.name, dst.dtype, device)
+            raise ValueError(f"to({backend!r}, device={device!r}): {backend!r} is not a backend")
+        try:
+            src.parse_device(backend)
+        except Exception as exc:
+            raise ValueError(
+                f"to({backend!r}): not a backend ({', '.join(BACKENDS)}) nor a device of "
+                f"this tensor's backend {src.name!r}; write x.to('torch', device='cuda') "
+                f"or x.to(device=...)"
+            ) from exc
+        backend, device = None, backend
+    if isinstance(backend, Backend):
+        dst = backend if device is None else resolve(backend.name, backend.dtype, device)
     else:
-        dst = resolve(backend, None, device)
+        dst = resolve(src.name if backend is None else backend, None, device)
     out = self
-    if dst.name != self._backend.name or (
-        device is not None and str(dst.device) != str(self.device)
-    ):
-        out = move(self, backend=dst, source=self._backend)
-    if dtype is not None:
+    if dst.name != src.name or (device is not None and str(dst.device) != str(self.device)):
+        out = move(self, backend=dst, source=src)
+    if dtype is not None and dst.resolve_dtype(dtype) != out.data.dtype:
         out = astype(out, dst.resolve_dtype(dtype))
     return out

@@ -1,0 +1,193 @@
+"""``minitorch.save`` and ``minitorch.load``: tensors and state dicts in a file.
+
+The format is NumPy's ``.npz`` (a zip of ``.npy`` arrays), read with
+``allow_pickle=False``, plus one member ``__minitorch__`` holding a JSON header: the
+structure (dicts with string keys, lists, tuples, numbers, strings, None), and for each
+tensor its backend, device, dtype, ``requires_grad`` and gradient. Why not pickle:
+loading a pickle runs code from the file. Why not safetensors: it would be one more
+dependency for the default install, and it stores a flat dict of tensors only (no
+nesting, numbers or strings; an optimizer's state needs them). Any NumPy can read the
+arrays back, with no minitorch installed.
+
+Saving is atomic: the file is written beside the target and renamed onto it, so a run
+killed mid-save leaves the previous file whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from ._atomic import atomic_path
+from .backend import Backend, device_name, resolve
+from .errors import FileFormatError
+from .tensor import Tensor
+
+__all__ = ["load", "save"]
+
+_HEADER = "__minitorch__"
+_FORMAT = "minitorch.save"
+_VERSION = 1
+
+
+def save(obj: Any, path: str | os.PathLike[str]) -> pathlib.Path:
+    """Write ``obj`` (a Tensor, a NumPy array, or dicts with string keys / lists /
+    tuples of those, numbers, strings and None) to ``path``; returns the path.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, minitorch
+    >>> state = {"w": minitorch.tensor([1.0, 2.0], requires_grad=True), "step": 3}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     back = minitorch.load(minitorch.save(state, pathlib.Path(d) / "state.mt"))
+    >>> back["w"], back["step"]
+    (tensor([1., 2.], dtype=float32, backend=numpy, requires_grad=True), 3)
+    """
+    arrays: dict[str, Any] = {}
+    tree = _encode(obj, arrays, "obj")
+    header = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
+    arrays[_HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
+    out = pathlib.Path(path)
+    with atomic_path(out) as tmp, tmp.open("wb") as f:
+        np.savez(f, **arrays)
+    return out
+
+
+def _encode(obj: Any, arrays: dict[str, Any], where: str) -> Any:
+    if isinstance(obj, Tensor):
+        be = obj.backend
+        key = f"t{len(arrays)}"
+        arrays[key] = np.array(be.to_numpy(obj.data), copy=True)
+        grad = None
+        if obj.grad is not None:
+            grad = f"g{len(arrays)}"
+            arrays[grad] = np.array(be.to_numpy(obj.grad), copy=True)
+        return {
+            "tensor": key,
+            "backend": be.name,
+            "device": device_name(be, obj.device),
+            "dtype": be.dtype_name(obj.dtype),
+            "requires_grad": obj.requires_grad,
+            "grad": grad,
+        }
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind not in "biuf":
+            raise TypeError(f"save: {where} is an array of dtype {obj.dtype}, not numbers")
+        key = f"a{len(arrays)}"
+        arrays[key] = obj
+        return {"array": key}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise TypeError(f"save: {where} has a key {k!r}; keys must be strings")
+            items.append([k, _encode(v, arrays, f"{where}[{k!r}]")])
+        return {"dict": items}
+    if isinstance(obj, list | tuple):
+        kind = "list" if isinstance(obj, list) else "tuple"
+        return {kind: [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]}
+    if obj is None or isinstance(obj, str):
+        return {"value": obj}
+    if isinstance(obj, bool | int):
+        return {"bool" if isinstance(obj, bool) else "int": int(obj)}
+    if isinstance(obj, float):
+        return {"float": repr(obj)}  # nan and inf survive (JSON has neither)
+    raise TypeError(
+        f"save: {where} is a {type(obj).__name__}; minitorch.save writes Tensors, NumPy "
+        f"arrays, numbers, strings, None and dicts (string keys) / lists / tuples of them"
+    )
+
+
+def load(
+    path: str | os.PathLike[str], *, backend: str | Backend | None = None, device: Any = None
+) -> Any:
+    """What :func:`save` wrote to ``path``. Each tensor comes back on the backend and
+    device it was saved from, or on ``backend``/``device`` when given (like
+    ``torch.load``'s ``map_location``); dtype, ``requires_grad`` and ``.grad`` are kept.
+
+    Raises
+    ------
+    FileFormatError
+        If the file is empty, truncated, corrupt or not written by :func:`save`.
+    """
+    p = pathlib.Path(path)
+    if p.is_file() and p.stat().st_size == 0:
+        raise FileFormatError(f"load: {p} is empty (0 bytes)")
+    try:
+        archive = np.load(p, allow_pickle=False)
+    except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError | IsADirectoryError | PermissionError):
+            raise
+        raise FileFormatError(
+            f"load: {p} is not a file minitorch.save wrote (not an .npz archive: truncated, "
+            f"corrupt or another kind of file)"
+        ) from exc
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise FileFormatError(f"load: {p} holds one NumPy array, not a minitorch.save file")
+    with archive:
+        try:
+            if _HEADER not in archive.files:
+                raise FileFormatError(
+                    f"load: {p} is an .npz archive of {sorted(archive.files)[:5]} but not "
+                    f"one minitorch.save wrote (no {_HEADER} header)"
+                )
+            header = json.loads(bytes(archive[_HEADER]).decode("utf-8"))
+            if header.get("format") != _FORMAT or header.get("version") != _VERSION:
+                raise FileFormatError(
+                    f"load: {p} has format {header.get('format')!r} version "
+                    f"{header.get('version')!r}; this minitorch reads {_FORMAT!r} version "
+                    f"{_VERSION}"
+                )
+            return _decode(header["tree"], archive, backend, device)
+        except FileFormatError:
+            raise
+        except (zipfile.BadZipFile, EOFError, ValueError, KeyError, TypeError, OSError) as exc:
+            raise FileFormatError(f"load: {p} is damaged ({type(exc).__name__}: {exc})") from exc
+
+
+def _decode(node: Any, archive: Any, backend: str | Backend | None, device: Any) -> Any:
+    if not isinstance(node, dict) or len(node) == 0:
+        raise ValueError(f"unexpected header entry {node!r}")
+    if "tensor" in node:
+        return _tensor(node, archive, backend, device)
+    if "array" in node:
+        return np.array(archive[node["array"]])
+    if "dict" in node:
+        return {k: _decode(v, archive, backend, device) for k, v in node["dict"]}
+    if "list" in node:
+        return [_decode(v, archive, backend, device) for v in node["list"]]
+    if "tuple" in node:
+        return tuple(_decode(v, archive, backend, device) for v in node["tuple"])
+    if "value" in node:
+        return node["value"]
+    if "bool" in node:
+        return bool(node["bool"])
+    if "int" in node:
+        return int(node["int"])
+    if "float" in node:
+        return float(node["float"])  # "nan" and "inf" too
+    raise ValueError(f"unexpected header entry {node!r}")
+
+
+def _tensor(
+    node: dict[str, Any], archive: Any, backend: str | Backend | None, device: Any
+) -> Tensor:
+    if isinstance(backend, Backend):
+        be = backend if device is None else resolve(backend.name, backend.dtype, device)
+    elif backend is not None:
+        be = resolve(backend, None, device)
+    else:
+        be = resolve(node["backend"], None, node["device"] if device is None else device)
+    dtype = be.resolve_dtype(node["dtype"])
+    data = archive[node["tensor"]]
+    t = Tensor._make(be.from_numpy(data, dtype, be.device), be, None)
+    if node["grad"] is not None:
+        t.grad = be.from_numpy(archive[node["grad"]], dtype, be.device)
+    if node["requires_grad"]:
+        t.requires_grad_()
+    return t
