@@ -416,7 +416,7 @@ def test_load_state_dict_copies_the_arrays() -> None:
         ("garbage", "not a weights archive written by MLP.save"),
         ("other_keys", r"holds the arrays \['a'\]"),
         ("wrong_shape", "do not make a layer"),
-        ("one_array", "holds one array"),
+        ("one_array", "holds one NumPy array"),
     ],
 )
 def test_mlp_load_names_the_file_and_the_fault(name: str, why: str, tmp_path: Any) -> None:

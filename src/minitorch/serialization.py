@@ -26,7 +26,7 @@ import numpy as np
 from ._atomic import atomic_path
 from .backend import Backend, device_name, resolve
 from .errors import FileFormatError
-from .tensor import Tensor
+from .tensor import Tensor, from_host
 
 __all__ = ["load", "save"]
 
@@ -116,38 +116,48 @@ def load(
         If the file is empty, truncated, corrupt or not written by :func:`save`.
     """
     p = pathlib.Path(path)
-    if p.is_file() and p.stat().st_size == 0:
-        raise FileFormatError(f"load: {p} is empty (0 bytes)")
+    arrays = read_npz(p, "load", "a file minitorch.save wrote", FileFormatError)
     try:
-        archive = np.load(p, allow_pickle=False)
-    except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
-        if isinstance(exc, FileNotFoundError | IsADirectoryError | PermissionError):
+        if _HEADER not in arrays:
+            raise FileFormatError(
+                f"load: {p} is an .npz archive of {sorted(arrays)[:5]} but not one "
+                f"minitorch.save wrote (no {_HEADER} header)"
+            )
+        header = json.loads(bytes(arrays[_HEADER]).decode("utf-8"))
+        if header.get("format") != _FORMAT or header.get("version") != _VERSION:
+            raise FileFormatError(
+                f"load: {p} has format {header.get('format')!r} version "
+                f"{header.get('version')!r}; this minitorch reads {_FORMAT!r} version {_VERSION}"
+            )
+        return _decode(header["tree"], arrays, backend, device)
+    except FileFormatError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FileFormatError(f"load: {p} is damaged ({type(exc).__name__}: {exc})") from exc
+
+
+def read_npz(
+    path: pathlib.Path, who: str, kind: str, error: type[FileFormatError]
+) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file ``path``, read with ``allow_pickle=False``; an
+    empty, truncated, corrupt or other file raises ``error`` naming ``who`` (the
+    function the user called), the file, ``kind`` (what it should be) and the fault."""
+    if path.is_file() and path.stat().st_size == 0:
+        raise error(f"{who}: {path} is empty (0 bytes); was its save interrupted?")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise error(f"{who}: {path} holds one NumPy array, not {kind}")
+        with loaded:
+            return {k: loaded[k] for k in loaded.files}
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        if isinstance(exc, FileFormatError | FileNotFoundError | IsADirectoryError):
             raise
-        raise FileFormatError(
-            f"load: {p} is not a file minitorch.save wrote (not an .npz archive: truncated, "
-            f"corrupt or another kind of file)"
+        # NumPy's own message for bytes it cannot read is advice about pickles: not shown
+        why = "" if "pickle" in str(exc) else f": {type(exc).__name__}: {exc}"
+        raise error(
+            f"{who}: {path} is not {kind} (truncated, corrupt or another kind of file){why}"
         ) from exc
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise FileFormatError(f"load: {p} holds one NumPy array, not a minitorch.save file")
-    with archive:
-        try:
-            if _HEADER not in archive.files:
-                raise FileFormatError(
-                    f"load: {p} is an .npz archive of {sorted(archive.files)[:5]} but not "
-                    f"one minitorch.save wrote (no {_HEADER} header)"
-                )
-            header = json.loads(bytes(archive[_HEADER]).decode("utf-8"))
-            if header.get("format") != _FORMAT or header.get("version") != _VERSION:
-                raise FileFormatError(
-                    f"load: {p} has format {header.get('format')!r} version "
-                    f"{header.get('version')!r}; this minitorch reads {_FORMAT!r} version "
-                    f"{_VERSION}"
-                )
-            return _decode(header["tree"], archive, backend, device)
-        except FileFormatError:
-            raise
-        except (zipfile.BadZipFile, EOFError, ValueError, KeyError, TypeError, OSError) as exc:
-            raise FileFormatError(f"load: {p} is damaged ({type(exc).__name__}: {exc})") from exc
 
 
 def _decode(node: Any, archive: Any, backend: str | Backend | None, device: Any) -> Any:
@@ -183,11 +193,5 @@ def _tensor(
         be = resolve(backend, None, device)
     else:
         be = resolve(node["backend"], None, node["device"] if device is None else device)
-    dtype = be.resolve_dtype(node["dtype"])
-    data = archive[node["tensor"]]
-    t = Tensor._make(be.from_numpy(data, dtype, be.device), be, None)
-    if node["grad"] is not None:
-        t.grad = be.from_numpy(archive[node["grad"]], dtype, be.device)
-    if node["requires_grad"]:
-        t.requires_grad_()
-    return t
+    grad = None if node["grad"] is None else archive[node["grad"]]
+    return from_host(be, archive[node["tensor"]], node["dtype"], node["requires_grad"], grad)

@@ -388,16 +388,7 @@ class Tensor:
             raise OpError(
                 f"copy_: cannot broadcast {describe(src)} to this tensor's shape {self.shape}"
             ) from exc
-        result = ns.clone(value)  # its own array: never a view of src's
-        old = self._node
-        self.data = result.data
-        self._version += 1
-        if old is not None:
-            old.output_modified(self)
-        if _grad_mode._state.enabled and result._node is not None:
-            self._node = result._node
-            self._requires_grad = True
-        return self
+        return self._rebase(ns.clone(value), "copy_")  # clone: never a view of src's array
 
     def zero_(self) -> Tensor:
         """In place: set every element to 0 (also inf and NaN); bumps the version."""
@@ -607,12 +598,22 @@ def _rebuild(
         raise ImportError(
             f"this pickled minitorch tensor belongs to the {backend!r} backend: {exc}"
         ) from exc
+    t = from_host(be, data, dtype, requires_grad, grad)
+    t.name = name
+    return t
+
+
+def from_host(
+    be: Backend, data: np.ndarray, dtype: str, requires_grad: bool, grad: np.ndarray | None
+) -> Tensor:
+    """A leaf Tensor of ``be`` (on its device) from host arrays, as pickles and
+    ``minitorch.load`` store it; ``grad`` and ``requires_grad`` go through the checked
+    setters."""
     dt = be.resolve_dtype(dtype)
     t = Tensor._make(be.from_numpy(data, dt, be.device), be, None)
     if grad is not None:
-        t._grad = be.from_numpy(grad, dt, be.device)
-    t._requires_grad = requires_grad
-    t.name = name
+        t.grad = be.from_numpy(grad, dt, be.device)
+    t.requires_grad_(requires_grad)
     return t
 
 

@@ -34,7 +34,6 @@ import pathlib
 import shutil
 import sys
 import time
-import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -43,6 +42,8 @@ import numpy as np
 import minitorch
 from minitorch import Tensor, optim, viz
 from minitorch._atomic import atomic_path, write_text
+from minitorch.errors import FileFormatError
+from minitorch.serialization import read_npz
 
 from .grammar import HELD_OUT, PERSONS, TENSES, VERBS, Dataset, build_dataset
 
@@ -192,32 +193,13 @@ class MLP:
         return model
 
 
-class WeightsFileError(ValueError):
+class WeightsFileError(FileFormatError):
     """A file given to :meth:`MLP.load` is not weights written by :meth:`MLP.save`."""
 
 
 def _read_weights(path: pathlib.Path) -> dict[str, np.ndarray]:
     """The arrays of an ``.npz`` file, or a WeightsFileError naming the file and the fault."""
-    if path.is_file() and path.stat().st_size == 0:
-        raise WeightsFileError(f"MLP.load: {path} is empty (0 bytes); was its save interrupted?")
-    try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise WeightsFileError(
-                f"MLP.load: {path} holds one array, not the named weights that MLP.save "
-                f"writes (an .npz archive)"
-            )
-        with loaded:
-            return {k: loaded[k] for k in loaded.files}
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        if isinstance(exc, WeightsFileError | FileNotFoundError | IsADirectoryError):
-            raise
-        # NumPy's own message for bytes it cannot read is advice about pickles: not shown
-        why = "" if "pickle" in str(exc) else f": {type(exc).__name__}: {exc}"
-        raise WeightsFileError(
-            f"MLP.load: {path} is not a weights archive written by MLP.save (truncated, "
-            f"corrupt, or another kind of file){why}"
-        ) from exc
+    return read_npz(path, "MLP.load", "a weights archive written by MLP.save", WeightsFileError)
 
 
 def _layer_sizes(state: dict[str, np.ndarray], path: str | os.PathLike[str]) -> list[int]:

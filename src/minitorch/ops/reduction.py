@@ -213,16 +213,31 @@ def _var_vjp(
     """d var / dx = 2 (x - mean) / (n - correction)."""
     x, axes = saved
     shape = tuple(x.shape)
-    centered = x - xp.mean(x, axis=axes, keepdims=True)
-    scale = _divide(2.0, shape, axes, correction)
-    return (expand_reduced(xp, g, shape, axes, keepdims) * centered * scale,)
+    return (expand_reduced(xp, g, shape, axes, keepdims) * _spread(xp, x, axes, 2.0, correction),)
 
 
-def _divide(a: float, shape: tuple[int, ...], axes: tuple[int, ...], correction: float) -> float:
-    """``a / max(n - correction, 0)`` over the reduced axes, inf when that is 0 (as PyTorch:
-    the variance of one element with ``correction=1`` is nan, and so is its gradient)."""
-    d = builtins.max(math.prod(shape[i] for i in axes) - correction, 0)
-    return a / d if d else math.inf
+def _spread(xp: Any, x: Any, axes: tuple[int, ...], a: float, correction: float) -> Any:
+    """``(x - mean) * a / max(n - correction, 0)`` over the reduced axes (var's gradient
+    with ``a = 2``, std's with ``a = 1``, before their scaling by ``g``). The factor is
+    inf when the divisor is 0, as in PyTorch: the variance of one element with
+    ``correction=1`` is nan, and so is its gradient."""
+    d = builtins.max(math.prod(x.shape[i] for i in axes) - correction, 0)
+    return (x - xp.mean(x, axis=axes, keepdims=True)) * (a / d if d else math.inf)
+
+
+def _torch_spread(fn: str) -> Any:
+    """PyTorch's ``var`` or ``std`` with the Array API's arguments (the reference)."""
+
+    def ref(
+        torch: Any, x: Any, axis: Axis = None, keepdims: bool = False, correction: float = 0.0
+    ) -> Any:
+        dim = tuple(range(x.ndim)) if axis is None else axis
+        return getattr(torch, fn)(x, dim=dim, keepdim=keepdims, correction=correction)
+
+    return ref
+
+
+SPREAD = (*REDUCE[:4], Sample(((4, 5),), {"axis": 0, "correction": 1.0}))
 
 
 var = defop(
@@ -231,13 +246,8 @@ var = defop(
     _var_vjp,
     method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=None, keepdims=False, correction=0.0: torch.var(
-            x,
-            dim=tuple(range(x.ndim)) if axis is None else axis,
-            keepdim=keepdims,
-            correction=correction,
-        ),
-        samples=(*REDUCE[:4], Sample(((4, 5),), {"axis": 0, "correction": 1.0})),
+        ref=_torch_spread("var"),
+        samples=SPREAD,
         kind="reduction",
         formula="g*2(x-mean)/(n-correction)",
     ),
@@ -269,9 +279,9 @@ def _std_vjp(
     shape = tuple(x.shape)
     zero = out == 0
     scale = xp.where(zero, 0.0, g / xp.where(zero, 1.0, out))
-    centered = x - xp.mean(x, axis=axes, keepdims=True)
-    factor = _divide(1.0, shape, axes, correction)
-    return (expand_reduced(xp, scale, shape, axes, keepdims) * centered * factor,)
+    return (
+        expand_reduced(xp, scale, shape, axes, keepdims) * _spread(xp, x, axes, 1.0, correction),
+    )
 
 
 std = defop(
@@ -280,13 +290,8 @@ std = defop(
     _std_vjp,
     method=True,
     facts=Facts(
-        ref=lambda torch, x, axis=None, keepdims=False, correction=0.0: torch.std(
-            x,
-            dim=tuple(range(x.ndim)) if axis is None else axis,
-            keepdim=keepdims,
-            correction=correction,
-        ),
-        samples=(*REDUCE[:4], Sample(((4, 5),), {"axis": 0, "correction": 1.0})),
+        ref=_torch_spread("std"),
+        samples=SPREAD,
         kind="reduction",
         formula="g*(x-mean)/((n-correction)*std), 0 where std=0",
     ),
