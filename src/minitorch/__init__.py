@@ -17,7 +17,9 @@ from . import ops as _ops
 from ._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import Backend, available_backends, get_backend, set_backend, use_backend
 from .creation import (
+    Generator,
     arange,
+    default_generator,
     full,
     full_like,
     linspace,
@@ -44,6 +46,7 @@ __all__ = [
     "BackendMismatchError",
     "Facts",
     "FileFormatError",
+    "Generator",
     "OpError",
     "Sample",
     "Tensor",
@@ -51,6 +54,7 @@ __all__ = [
     "array_api",
     "autograd",
     "available_backends",
+    "default_generator",
     "defop",
     "enable_grad",
     "full",

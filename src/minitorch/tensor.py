@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _grad_mode, engine
-from .backend import Backend, as_array, device_name, get_backend, is_array_of, resolve
+from .backend import (
+    Backend,
+    as_array,
+    device_name,
+    get_backend,
+    is_array_of,
+    on_device,
+    resolve,
+)
 from .backend.promotion import NUMBERS as _NUMBERS
 from .backend.promotion import promote
 from .engine import Node, Op, record
@@ -86,13 +94,20 @@ class Tensor:
     _backend: Backend
 
     def __init__(
-        self, data: Any, requires_grad: bool = False, *, dtype: Any = None, name: str | None = None
+        self,
+        data: Any,
+        requires_grad: bool = False,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        name: str | None = None,
     ) -> None:
-        be = get_backend()
+        be = on_device(
+            data._backend if isinstance(data, Tensor) else get_backend(), device, "tensor"
+        )
         dt = be.resolve_dtype(dtype) if dtype is not None else None
         if isinstance(data, Tensor):
-            be = data._backend
-            arr = as_array(data.data, be, dt, data.device)
+            arr = as_array(data.data, be, dt, data.device if device is None else be.device)
         elif isinstance(data, bool | int | float) or (
             isinstance(data, Sequence) and not isinstance(data, str | bytes)
         ):

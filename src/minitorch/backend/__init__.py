@@ -34,6 +34,7 @@ __all__ = [
     "as_array",
     "available_backends",
     "get_backend",
+    "on_device",
     "set_backend",
     "shape_arg",
     "to_host",
@@ -259,6 +260,23 @@ def resolve(name: str, dtype: Any = None, device: Any = None) -> Backend:
     if key not in _cache:
         _cache[key] = dataclasses.replace(base, dtype=dt, device=dev)
     return _cache[key]
+
+
+def on_device(be: Backend, device: Any, who: str) -> Backend:
+    """``be`` with ``device`` as the device of new tensors (``be`` itself for None).
+
+    ``who`` names the call in the error for a device that ``be``'s library does not
+    have (``zeros(device='cuda')`` on the NumPy backend)."""
+    if device is None:
+        return be
+    try:
+        return resolve(be.name, be.dtype, device)
+    except Exception as exc:
+        raise ValueError(
+            f"{who}: device={device!r} is not a device of the {be.name} backend ({exc}); "
+            f"pick a backend that has it, e.g. minitorch.set_backend('torch', device='cuda'), "
+            f"or leave device= out for {device_name(be, be.device)!r}"
+        ) from exc
 
 
 def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:

@@ -81,7 +81,7 @@ class MLP:
 
     Examples
     --------
-    >>> minitorch.manual_seed(0)
+    >>> _ = minitorch.manual_seed(0)
     >>> model = MLP([4, 8, 3])
     >>> model(minitorch.ones(2, 4)).shape
     (2, 3)
@@ -179,7 +179,7 @@ class MLP:
         Examples
         --------
         >>> import tempfile, pathlib
-        >>> minitorch.manual_seed(1)
+        >>> _ = minitorch.manual_seed(1)
         >>> model = MLP([3, 4, 2])
         >>> with tempfile.TemporaryDirectory() as d:
         ...     again = MLP.load(model.save(pathlib.Path(d) / "w.npz"))
@@ -294,7 +294,7 @@ def train_step(
 
     Examples
     --------
-    >>> minitorch.manual_seed(0)
+    >>> _ = minitorch.manual_seed(0)
     >>> model = MLP([4, 8, 3])
     >>> x, y = minitorch.ones(2, 4), minitorch.tensor([0, 2])
     >>> first, _ = train_step(model, x, y, lr=0.5, clip=0.0)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..creation import generator
+from ..creation import Generator, host_rng
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, Sample, defop
@@ -209,21 +209,25 @@ mse_loss = defop(
 )
 
 
-def _dropout(x: Any, p: float = 0.5, training: bool = True) -> Any:
+def _dropout(
+    x: Any, p: float = 0.5, training: bool = True, generator: Generator | None = None
+) -> Any:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 
-    The mask is drawn in the forward from minitorch's seeded generator
-    (:func:`minitorch.manual_seed`); the gradient flows through the kept elements.
+    The mask is drawn in the forward from ``generator`` (a :class:`minitorch.Generator`;
+    without one, from the seeded :data:`minitorch.default_generator`); the gradient
+    flows through the kept elements.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    rng = host_rng(generator, "dropout")
     if not training:
         return x  # as PyTorch: the input itself
     if p == 0.0:
         return x * 1.0
     if p == 1.0:
         return x * 0.0
-    keep = generator().random(tuple(x.shape)) >= p
+    keep = rng.random(tuple(x.shape)) >= p
     scale = np.where(keep, 1.0 / (1.0 - p), 0.0)
     be = x._backend
     mask = Tensor._make(be.from_numpy(scale, x.data.dtype, x.device), be, None)
@@ -234,7 +238,9 @@ dropout = defop(
     "dropout",
     compose=_dropout,
     facts=Facts(
-        ref=lambda torch, x, p=0.5, training=True: torch.nn.functional.dropout(x, p, training),
+        ref=lambda torch, x, p=0.5, training=True, generator=None: torch.nn.functional.dropout(
+            x, p, training
+        ),
         # the deterministic cases (the random mask itself is tested in test_engine.py)
         samples=(
             Sample(((3, 4),), {"p": 0.0}),
