@@ -141,29 +141,36 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+def _gelu_parts(xp: Any, x: Any, approximate: str) -> Any:
+    """``Phi(x)`` (exact) or ``t = tanh(sqrt(2/pi) (x + 0.044715 x^3))`` (tanh form)."""
+    if approximate == "none":
+        return 0.5 * (1.0 + xp.erf(x * _INV_SQRT_2))
+    if approximate == "tanh":
+        return xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
 def _gelu(xp: Any, x: Any, approximate: str = "none") -> tuple[Any, tuple[Any, ...]]:
     """Gaussian error linear unit: ``x * Phi(x)`` with the exact ``erf`` (``"none"``) or
-    the tanh approximation (``"tanh"``), as ``torch.nn.functional.gelu``."""
-    if approximate == "none":
-        return 0.5 * x * (1.0 + xp.erf(x * _INV_SQRT_2)), (x,)
-    if approximate == "tanh":
-        t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
-        return 0.5 * x * (1.0 + t), (x,)
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    the tanh approximation (``"tanh"``), as ``torch.nn.functional.gelu``. ``Phi(x)`` (or
+    ``t``) is saved for the backward, which then needs no second ``erf``."""
+    part = _gelu_parts(xp, x, approximate)
+    out = x * part if approximate == "none" else 0.5 * x * (1.0 + part)
+    return out, (x, part)
 
 
 def _gelu_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], approximate: str = "none"
 ) -> tuple[Any]:
     """d/dx x*Phi(x) = Phi(x) + x*phi(x);  tanh form: 0.5(1+t) + 0.5x(1-t^2)*du/dx."""
-    (x,) = saved
+    x, part = saved
+    if part is None:  # create_graph: recomputed from x, so that it is differentiated too
+        part = _gelu_parts(xp, x, approximate)
     if approximate == "none":
-        cdf = 0.5 * (1.0 + xp.erf(x * _INV_SQRT_2))
         pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
-        return (g * (cdf + x * pdf),)
-    t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        return (g * (part + x * pdf),)
     du = _SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044715 * x * x)
-    return (g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du),)
+    return (g * (0.5 * (1.0 + part) + 0.5 * x * (1.0 - part * part) * du),)
 
 
 gelu = defop(
@@ -171,6 +178,7 @@ gelu = defop(
     _gelu,
     _gelu_vjp,
     method=True,
+    derived=(1,),
     facts=Facts(
         ref=lambda torch, x, approximate="none": torch.nn.functional.gelu(
             x, approximate=approximate

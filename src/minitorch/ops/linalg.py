@@ -3,6 +3,7 @@ the triangular parts tril/triu of (batches of) matrices."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,11 @@ from ._registry import Facts, Sample, defop
 def _matmul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     """Matrix product with NumPy/Array API rules: 1-D operands are promoted to a row
     (left) or a column (right) and the extra axis removed; batch axes broadcast."""
+    if x.ndim > 2 and y.ndim == 2:  # a layer on a batch of sequences: one 2-D product
+        k, n = y.shape
+        rows = math.prod(x.shape[:-1])
+        out = xp.reshape(xp.matmul(xp.reshape(x, (rows, k)), y), (*x.shape[:-1], n))
+        return out, (x, y)
     return xp.matmul(x, y), (x, y)
 
 
@@ -22,6 +28,19 @@ def _matmul_vjp(
 ) -> tuple[Any, Any]:
     """gx = g @ y^T, gy = x^T @ g (batch axes are summed by the engine)."""
     x, y = saved
+    if x.ndim > 2 and y.ndim == 2:  # (..., m, k) @ (k, n): the weight's gradient in one
+        k, n = y.shape  # 2-D product instead of a batch of them summed afterwards
+        rows = math.prod(x.shape[:-1])
+        g2 = xp.reshape(g, (rows, n))
+        gx = (
+            xp.reshape(xp.matmul(g2, xp.matrix_transpose(y)), x.shape) if needs[0] else None
+        )
+        gy = (
+            xp.matmul(xp.matrix_transpose(xp.reshape(x, (rows, k))), g2)
+            if needs[1]
+            else None
+        )
+        return gx, gy
     if x.ndim > 1 and y.ndim > 1:  # the common case, e.g. a layer
         return (
             xp.matmul(g, xp.matrix_transpose(y)) if needs[0] else None,
