@@ -153,3 +153,26 @@ def test_numpy_where_selects_bits_exactly_on_large_arrays() -> None:
         got, want = be.xp.where(cond, g, 0.0), np.where(cond, g, 0.0)
         assert got.dtype == want.dtype
         assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("rows", [(1024, 64), (200, 3, 5), (64, 8), (63, 8), (100, 7)])
+def test_numpy_scatter_add_sums_repeated_rows(rows: tuple[int, ...]) -> None:
+    """The NumPy backend sums rows of 8+ elements (an embedding's gradient) by a stable
+    sort and np.add.reduceat, smaller ones with np.add.at: both are the sums of a
+    float64 loop over the rows, to rounding."""
+    be = minitorch.backend.resolve("numpy")
+    rng = np.random.default_rng(1)
+    index = rng.integers(0, 65, rows[0])
+    index[:3] = 7  # repeats, and slots that get nothing
+    values = rng.standard_normal(rows)
+    want = np.zeros((70, *rows[1:]))
+    for i, row in zip(index, values, strict=True):
+        want[i] += row
+    for dtype, tol in ((np.float64, 1e-13), (np.float32, 1e-5)):
+        got = be.xp.scatter_add(70, index, values.astype(dtype))
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        assert not got[np.setdiff1d(np.arange(70), index)].any()
+    # negative indices count from the end, as np.add.at's
+    neg = be.xp.scatter_add(4, np.array([-1, 3] * 40), np.ones((80, 8)))
+    np.testing.assert_array_equal(neg, np.r_[np.zeros((3, 8)), np.full((1, 8), 80.0)])

@@ -32,14 +32,8 @@ def _matmul_vjp(
         k, n = y.shape  # 2-D product instead of a batch of them summed afterwards
         rows = math.prod(x.shape[:-1])
         g2 = xp.reshape(g, (rows, n))
-        gx = (
-            xp.reshape(xp.matmul(g2, xp.matrix_transpose(y)), x.shape) if needs[0] else None
-        )
-        gy = (
-            xp.matmul(xp.matrix_transpose(xp.reshape(x, (rows, k))), g2)
-            if needs[1]
-            else None
-        )
+        gx = xp.reshape(xp.matmul(g2, xp.matrix_transpose(y)), x.shape) if needs[0] else None
+        gy = xp.matmul(xp.matrix_transpose(xp.reshape(x, (rows, k))), g2) if needs[1] else None
         return gx, gy
     if x.ndim > 1 and y.ndim > 1:  # the common case, e.g. a layer
         return (
