@@ -322,6 +322,18 @@ def test_setitem_returns_a_copy(backend: Any, impl: str) -> None:
     assert str(y.device) == str(backend.device)
 
 
+def test_zeros_with_places_a_value_in_new_zeros(backend: Any) -> None:
+    """The backward of a basic index: zeros with ``v`` at ``key`` (written in place where
+    arrays are mutable, since the zeros are new), in ``v``'s dtype, on its device."""
+    v = _arr(backend, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    out = backend.xp.zeros_with((3, 4), (slice(1, 3), slice(0, 4, 2)), v)
+    expected = np.zeros((3, 4))
+    expected[1:3, 0:4:2] = [[1.0, 2.0], [3.0, 4.0]]
+    np.testing.assert_array_equal(_host(backend, out), expected)
+    assert out.dtype == v.dtype and str(out.device) == str(backend.device)
+    np.testing.assert_array_equal(_host(backend, v), [[1.0, 2.0], [3.0, 4.0]])
+
+
 def test_mutable_flag(backend: Any) -> None:
     expected = {"numpy": True, "torch": True, "array_api_strict": True, "cupy": True, "jax": False}
     assert backend.mutable is expected[backend.name]

@@ -37,6 +37,10 @@ CASES: dict[str, tuple[Any, Any]] = {
         lambda xp, x, y: xp.setitem(x, (0, 1), 9.0),
         np.where([[0, 1, 0], [0, 0, 0]], 9.0, X),
     ),
+    "zeros_with": (
+        lambda xp, x, y: xp.zeros_with((3, 2, 3), 1, x),
+        np.stack([np.zeros((2, 3)), X, np.zeros((2, 3))]),
+    ),
     "positive": (lambda xp, x, y: xp.positive(x), X),
     "square": (lambda xp, x, y: xp.square(x), X * X),
     "reciprocal": (lambda xp, x, y: xp.reciprocal(x), 1.0 / X),

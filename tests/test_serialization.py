@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import pickle
 from typing import Any
 
@@ -174,6 +175,23 @@ def test_a_save_killed_mid_write_leaves_the_old_file(
         minitorch.save({"step": 2}, path)
     assert path.read_bytes() == good
     assert [p.name for p in tmp_path.iterdir()] == ["state.mt"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_saved_files_get_the_permissions_open_would_give(tmp_path: Any) -> None:
+    """New files: 0o666 less the umask, as open(path, "w"); a file saved over keeps its
+    own mode (a temporary file's owner-only 0o600 never reaches the target)."""
+    old = os.umask(0o022)
+    try:
+        path = minitorch.save({"a": minitorch.zeros(2)}, tmp_path / "new.mt")
+        assert path.stat().st_mode & 0o777 == 0o644
+        os.chmod(path, 0o640)
+        minitorch.save({"a": minitorch.ones(2)}, path)
+        assert path.stat().st_mode & 0o777 == 0o640
+        os.umask(0o077)
+        assert minitorch.save(1, tmp_path / "private.mt").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
 
 
 # ------------------------------------------------------------------ moves and copies

@@ -7,10 +7,23 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
-import tempfile
+import secrets
 from collections.abc import Iterator
 
 __all__ = ["atomic_path", "write_text"]
+
+
+def _new_file(out: pathlib.Path) -> pathlib.Path:
+    """A new empty file beside ``out``, created as ``open(out, "w")`` would create it:
+    mode 0o666 less the umask (``tempfile.mkstemp`` makes 0o600, owner-only)."""
+    for _ in range(100):
+        tmp = out.with_name(f".{out.stem}.{secrets.token_hex(6)}{out.suffix}")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
+    raise FileExistsError(f"no free temporary name beside {out}")  # pragma: no cover
 
 
 @contextlib.contextmanager
@@ -30,11 +43,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[pathlib.Path]:
     """
     out = pathlib.Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=out.suffix)
-    os.close(fd)
-    tmp = pathlib.Path(name)
+    tmp = _new_file(out)
     try:
         yield tmp
+        with contextlib.suppress(FileNotFoundError):  # keep the permissions it had
+            os.chmod(tmp, out.stat().st_mode & 0o7777)
         os.replace(tmp, out)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -169,6 +169,14 @@ class Namespace:
         out: Tensor = call(REGISTRY["setitem"], (x, value), {"key": key}, self.backend)
         return out
 
+    def zeros_with(self, shape: tuple[int, ...], key: Any, value: Any) -> Tensor:
+        """The backend contract's ``zeros_with(shape, key, value)``: zeros of ``shape``
+        with ``value`` at ``key``, differentiable in ``value``."""
+        if not isinstance(value, Tensor):
+            value = self._const(value)
+        zeros = self._const(self.backend.xp.zeros(shape, dtype=value.dtype, device=value.device))
+        return self.setitem(zeros, key, value)
+
     # ------------------------------------------------------------------ composed
     def positive(self, x: Any, /) -> Any:
         return x

@@ -37,6 +37,10 @@ Operand = Union["Tensor", float, int, Any]
 Axis = int | tuple[int, ...] | None
 
 
+#: Tensor and its subclasses: ``type(x) in TENSOR_TYPES`` is the ops' fast type test
+TENSOR_TYPES: set[type] = set()
+
+
 class Tensor:
     """An n-dimensional array of some backend, recorded for reverse-mode autograd.
 
@@ -79,6 +83,11 @@ class Tensor:
         "data",
         "name",
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # a subclass (a model library's Parameter) takes the ops' fast paths too
+        super().__init_subclass__(**kwargs)
+        TENSOR_TYPES.add(cls)
 
     # NumPy must not treat a Tensor as an object array: `ndarray * Tensor` and
     # `np.float64(2) * Tensor` defer to Tensor.__rmul__.
@@ -584,6 +593,7 @@ def _check_inplace_cast(t: Tensor, result: Tensor, what: str) -> None:
 
 
 _new = object.__new__
+TENSOR_TYPES.add(Tensor)
 
 
 def _init(t: Tensor, data: Any, backend: Backend, node: Node | None) -> None:

@@ -190,11 +190,20 @@ def make_backend(
         return _fallback.setitem(xp, x, key, value)
 
     setitem = setitem or _setitem
+
+    def _zeros_with(shape: tuple[int, ...], key: Any, value: Array) -> Array:
+        out = xp.zeros(shape, dtype=value.dtype, device=value.device)
+        if not mutable:
+            return setitem(out, key, value)
+        out[key] = value  # a new array: writing into it changes nothing of the caller's
+        return out
+
     xp = _namespace(
         xp_module,
         erf=erf or _erf,
         scatter_add=scatter_add or _scatter_add,
         setitem=setitem,
+        zeros_with=_zeros_with,
         **(overrides or {}),
     )
     dtypes = {

@@ -39,8 +39,36 @@ def _sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
 
 def _max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     if x.dtype.kind == "f":
+        n = x.shape[-1] if x.ndim else 0
+        if (
+            keepdims
+            and axis in (-1, x.ndim - 1)
+            and n >= 8
+            and n & (n - 1) == 0
+            and x.size >= _HALVING_FROM
+        ):
+            # rows of 2^k (a softmax over attention scores): the larger of the two halves,
+            # k times, is 1.5x faster than np.maximum.reduce, which walks short rows
+            # element by element; the same values (np.maximum keeps nan too)
+            while x.shape[-1] > 1:
+                half = x.shape[-1] // 2
+                x = np.maximum(x[..., :half], x[..., half:])
+            return x
         return np.maximum.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
     return np.max(x, axis=axis, keepdims=keepdims)
+
+
+_HALVING_FROM = 16384
+
+
+def _mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+    # np.mean's Python wrapper costs 10 us of a 30 us layer-norm mean; the same sum and
+    # division, without it
+    if x.dtype.kind != "f":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
+    count = x.size // max(total.size, 1) if x.size else 0
+    return np.true_divide(total, count, out=total) if type(total) is np.ndarray else total / count
 
 
 def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
@@ -141,5 +169,5 @@ def load() -> Backend:
         from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
         parse_device=_parse_device,
         owns=lambda x: x.base is None,
-        overrides={"sum": _sum, "max": _max, "where": _where, **_native_functions()},
+        overrides={"sum": _sum, "max": _max, "mean": _mean, "where": _where, **_native_functions()},
     )

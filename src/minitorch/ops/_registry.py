@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, as_array, get_backend
-from ..tensor import Tensor, apply
+from ..tensor import TENSOR_TYPES, Tensor, apply
 
 __all__ = [
     "BOUND",
@@ -252,7 +252,7 @@ def call(
         params = op.prepare(tensors, params)
     if op.compose is not None:
         return op.compose(*as_tensor_args(op, tensors, backend), **params)
-    if n != -1 and backend is None and all(type(t) is Tensor for t in tensors):
+    if n != -1 and backend is None and all(type(t) in TENSOR_TYPES for t in tensors):
         return apply(op, tensors, params)
     return apply(op, as_tensor_args(op, tensors, backend), params)
 
@@ -406,11 +406,11 @@ def _public_function(
             # the hot path: tensors (and Python numbers where the op takes them) only
             for a in args:
                 t = type(a)
-                if not (t is Tensor or (scalars and (t is float or t is int))):
+                if not (t is Tensor or t in TENSOR_TYPES or (scalars and (t is float or t is int))):
                     break
             else:
                 # Python numbers alone go the slow way (they are made into arrays)
-                if not scalars or type(args[0]) is Tensor or _first_tensor(args) is not None:
+                if not scalars or type(args[0]) in TENSOR_TYPES or _first_tensor(args) is not None:
                     return apply(op, args, plain_params)
         return call(op, args, kwargs)
 
@@ -506,7 +506,7 @@ def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callab
     hot path of every model), else through the public function."""
 
     def method(self: Tensor, other: Any) -> Any:
-        if type(other) is Tensor:
+        if type(other) is Tensor or type(other) in TENSOR_TYPES:
             return apply(op, (self, other), params)
         return fn(self, other)
 

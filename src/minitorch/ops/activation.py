@@ -139,6 +139,8 @@ tanh = defop(
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K1 = 0.5 * _SQRT_2_OVER_PI
+_GELU_K3 = 1.5 * 0.044715 * _SQRT_2_OVER_PI
 
 
 def _gelu_parts(xp: Any, x: Any, approximate: str) -> Any:
@@ -169,8 +171,9 @@ def _gelu_vjp(
     if approximate == "none":
         pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return (g * (part + x * pdf),)
-    du = _SQRT_2_OVER_PI * (1.0 + 3.0 * 0.044715 * x * x)
-    return (g * (0.5 * (1.0 + part) + 0.5 * x * (1.0 - part * part) * du),)
+    # 0.5 (1 + t) + (1 - t^2) * x (c/2 + 3ac/2 x^2), c = sqrt(2/pi), a = 0.044715
+    slope = x * (_GELU_K1 + _GELU_K3 * (x * x))
+    return (g * ((0.5 + 0.5 * part) + (1.0 - part * part) * slope),)
 
 
 gelu = defop(

@@ -113,7 +113,7 @@ def _getitem_vjp(
 ) -> tuple[Any]:
     shape, bkey, idx = saved
     if idx is None:  # a basic key selects each element at most once: put g back there
-        return (xp.setitem(xp.zeros(shape, dtype=g.dtype, device=g.device), bkey, g),)
+        return (xp.zeros_with(shape, bkey, g),)
     flat = xp.scatter_add(math.prod(shape), idx, xp.reshape(g, (-1,)))
     return (xp.reshape(flat, shape),)
 
