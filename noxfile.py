@@ -92,6 +92,38 @@ def browser(session: nox.Session) -> None:
     session.log(f"screenshot: {shot}")
 
 
+MINIMODEL = ROOT / "downstream" / "minimodel"
+
+
+@nox.session
+def downstream(session: nox.Session) -> None:
+    """minimodel, the model package built on minitorch's public API, as a user installs
+    it: minitorch's wheel (not an editable install) and minimodel, then minimodel's
+    tests (numpy, array_api_strict, torch, jax) and ``mypy --strict`` on minimodel."""
+    wheels = Path(session.create_tmp()).resolve() / "wheels"
+    for old in wheels.glob("*.whl"):
+        old.unlink()
+    session.install("pip>=24")
+    session.run(
+        "python", "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(ROOT)
+    )
+    (wheel,) = wheels.glob("minitorch-*.whl")
+    session.install(f"{wheel}[torch,jax,strict]", f"{MINIMODEL}[test]", "mypy>=1.11")
+    # the version does not change between commits: reinstall what was just built
+    session.install("--force-reinstall", "--no-deps", str(wheel), str(MINIMODEL))
+    session.chdir(MINIMODEL)  # so neither minitorch's src/ nor its conftest.py is seen
+    session.run(
+        "python",
+        "-c",
+        "import minitorch, minimodel; "
+        "assert 'site-packages' in minitorch.__file__, minitorch.__file__; "
+        "assert 'site-packages' in minimodel.__file__, minimodel.__file__",
+    )
+    env = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "1"}
+    session.run("pytest", "tests", *session.posargs, env=env)
+    session.run("mypy", "--strict", "-p", "minimodel")
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check, ruff format --check, and the import layers (import-linter)."""

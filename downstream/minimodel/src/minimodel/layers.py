@@ -1,0 +1,203 @@
+"""Layers: ``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout`` and the transformer's
+``MLP``, with PyTorch's parameter names, shapes and initialization.
+
+Parameters are drawn from minitorch's seeded generator (:func:`minitorch.manual_seed`)
+on the current backend, in its default float dtype unless ``dtype=`` says otherwise:
+build a model inside ``with minitorch.use_backend(...)`` to place it there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import minitorch
+
+from .functional import layer_norm, layer_norm_composed
+from .module import Module, Parameter
+
+__all__ = ["MLP", "Dropout", "Embedding", "LayerNorm", "Linear"]
+
+
+def _uniform(shape: tuple[int, ...], bound: float, dtype: str | None) -> minitorch.Tensor:
+    """Draws from U(-bound, bound)."""
+    return (minitorch.rand(*shape, dtype=dtype) * 2.0 - 1.0) * bound
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` on the last axis, as ``torch.nn.Linear``.
+
+    ``weight`` is ``(out_features, in_features)`` and ``bias`` ``(out_features,)``, both
+    drawn from U(-1/sqrt(in_features), 1/sqrt(in_features)) (PyTorch's default).
+    Leading axes are batch axes: ``(..., in_features) -> (..., out_features)``.
+    """
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, *, dtype: str | None = None
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
+        self.weight = Parameter(_uniform((out_features, in_features), bound, dtype))
+        self.bias: Parameter | None = (
+            Parameter(_uniform((out_features,), bound, dtype)) if bias else None
+        )
+
+    def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"{self!r}: the input has shape {x.shape}, but its last axis must have "
+                f"in_features={self.in_features} elements; reshape the input, or build "
+                f"Linear({x.shape[-1] if x.ndim else '?'}, {self.out_features})"
+            )
+        y = x @ self.weight.T  # (..., in) @ (in, out): minitorch makes it one 2-D product
+        return y if self.bias is None else y + self.bias
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class Embedding(Module):
+    """Rows of ``weight`` ``(num_embeddings, embedding_dim)`` picked by integer indices,
+    as ``torch.nn.Embedding``; ``weight`` is drawn from N(0, 1) (PyTorch's default).
+
+    The indices are an integer Tensor (or NumPy array) of any shape ``S``; the result has
+    shape ``(*S, embedding_dim)``.
+    """
+
+    def __init__(
+        self, num_embeddings: int, embedding_dim: int, *, dtype: str | None = None
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.weight = Parameter(minitorch.randn(num_embeddings, embedding_dim, dtype=dtype))
+
+    def forward(self, indices: Any) -> minitorch.Tensor:
+        try:
+            return minitorch.embedding(indices, self.weight)
+        except minitorch.OpError as exc:
+            raise ValueError(f"{self!r}: {_index_problem(indices, self.num_embeddings)}") from exc
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+def _index_problem(indices: Any, n: int) -> str:
+    """Why ``indices`` cannot pick rows of an ``n``-row table (only on the error path)."""
+    ids = indices.numpy() if isinstance(indices, minitorch.Tensor) else indices
+    shape = tuple(getattr(ids, "shape", ()))
+    dtype = getattr(ids, "dtype", type(ids))
+    kind = getattr(dtype, "kind", "")
+    if kind not in ("i", "u"):
+        return (
+            f"indices (shape {shape}) must be integers, got dtype {dtype}; convert them, e.g. "
+            f"minitorch.tensor(ids, dtype='int64')"
+        )
+    low, high = int(ids.min()), int(ids.max())
+    return (
+        f"indices (shape {shape}) go from {low} to {high}, but they must lie in [0, {n}); "
+        f"encode the input with the tokenizer the model was built for, or make "
+        f"num_embeddings larger than {high}"
+    )
+
+
+class LayerNorm(Module):
+    """Layer normalization over the last axis, as ``torch.nn.LayerNorm(normalized_shape)``:
+    ``weight`` (ones) and ``bias`` (zeros) of shape ``(normalized_shape,)``.
+
+    ``fused=True`` uses the custom op :func:`minimodel.functional.layer_norm` (one node,
+    a hand-written VJP); ``fused=False`` the composition of ordinary ops
+    :func:`minimodel.functional.layer_norm_composed`. Both compute the same function.
+    """
+
+    def __init__(
+        self,
+        normalized_shape: int,
+        eps: float = 1e-5,
+        *,
+        fused: bool = True,
+        dtype: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = normalized_shape
+        self.eps = eps
+        self.fused = fused
+        self.weight = Parameter(minitorch.ones(normalized_shape, dtype=dtype))
+        self.bias = Parameter(minitorch.zeros(normalized_shape, dtype=dtype))
+
+    def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
+        if x.ndim == 0 or x.shape[-1] != self.normalized_shape:
+            raise ValueError(
+                f"{self!r}: the input has shape {x.shape}, but its last axis must have "
+                f"{self.normalized_shape} elements"
+            )
+        if self.fused:
+            return layer_norm(x, self.weight, self.bias, eps=self.eps)
+        return layer_norm_composed(x, self.weight, self.bias, eps=self.eps)
+
+    def extra_repr(self) -> str:
+        fused = "" if self.fused else ", fused=False"
+        return f"({self.normalized_shape},), eps={self.eps}{fused}"
+
+
+class Dropout(Module):
+    """Zero each element with probability ``p`` while training and scale the rest by
+    ``1/(1-p)``, as ``torch.nn.Dropout``; the identity in eval mode. The masks come
+    from minitorch's seeded generator (:func:`minitorch.manual_seed`)."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
+        if self.p == 0.0 or not self.training:
+            return x
+        return minitorch.dropout(x, p=self.p, training=True)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class MLP(Module):
+    """The transformer's feed-forward block: ``Linear(d, hidden)``, GELU,
+    ``Linear(hidden, d)``, dropout; ``hidden`` defaults to ``4 * d``. The same function as
+    ``torch.nn.TransformerEncoderLayer``'s ``linear1``, ``gelu``, ``linear2``.
+
+    ``gelu_approximate`` is ``"none"`` (the exact GELU, with ``erf``) or ``"tanh"`` (its
+    tanh approximation, as GPT-2), as in ``torch.nn.GELU(approximate=...)``.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        hidden: int | None = None,
+        dropout: float = 0.0,
+        *,
+        gelu_approximate: str = "none",
+        dtype: str | None = None,
+    ) -> None:
+        super().__init__()
+        if gelu_approximate not in ("none", "tanh"):
+            raise ValueError(
+                f"MLP: gelu_approximate must be 'none' or 'tanh', got {gelu_approximate!r}"
+            )
+        hidden = 4 * d_model if hidden is None else hidden
+        self.gelu_approximate = gelu_approximate
+        self.fc = Linear(d_model, hidden, dtype=dtype)
+        self.proj = Linear(hidden, d_model, dtype=dtype)
+        self.drop = Dropout(dropout)
+
+    def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
+        h = minitorch.gelu(self.fc(x), approximate=self.gelu_approximate)
+        out: minitorch.Tensor = self.drop(self.proj(h))
+        return out
+
+    def extra_repr(self) -> str:
+        return "" if self.gelu_approximate == "none" else "gelu_approximate='tanh'"

@@ -1,0 +1,353 @@
+"""``Module`` and ``Parameter``: what ``torch.nn.Module`` and ``torch.nn.Parameter`` are to
+PyTorch, on minitorch tensors.
+
+A Module registers, on attribute assignment, its Parameters and its sub-Modules (also
+those inside a :class:`ModuleList`), so that ``parameters()``, ``named_parameters()``,
+``state_dict()``, ``load_state_dict()``, ``train()``/``eval()`` and ``zero_grad()`` reach
+every one of them.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import numpy as np
+
+import minitorch
+
+__all__ = ["IncompatibleKeys", "Module", "ModuleList", "Parameter"]
+
+
+class Parameter(minitorch.Tensor):
+    """A leaf tensor that a :class:`Module` registers as one of its parameters.
+
+    ``Parameter(data)`` copies ``data`` (a Tensor, keeping its backend, or anything
+    :func:`minitorch.tensor` takes, on the current backend) and sets
+    ``requires_grad=True`` unless told otherwise. Ops on a Parameter give plain Tensors,
+    as in PyTorch.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> from minimodel import Parameter
+    >>> w = Parameter(minitorch.zeros(2, 3))
+    >>> w.requires_grad, w.is_leaf, w.shape
+    (True, True, (2, 3))
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, requires_grad: bool = True) -> None:
+        super().__init__(data, requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # a Tensor pickles (and deep-copies) as a plain Tensor: wrap it again on the way
+        # back, with its gradient and requires_grad
+        plain = self.detach()
+        plain.grad = self.grad
+        return _rebuild_parameter, (plain, self.requires_grad)
+
+
+def _rebuild_parameter(plain: minitorch.Tensor, requires_grad: bool) -> Parameter:
+    p = Parameter(plain, requires_grad=requires_grad)
+    p.grad = plain.grad
+    return p
+
+
+class IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` did not match (with ``strict=False``)."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of every layer and model: subclass it, assign Parameters and
+    sub-Modules in ``__init__`` (after ``super().__init__()``), write ``forward``.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> from minimodel import Module, Parameter
+    >>> class Scale(Module):
+    ...     def __init__(self, n: int) -> None:
+    ...         super().__init__()
+    ...         self.weight = Parameter(minitorch.ones(n))
+    ...
+    ...     def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
+    ...         return x * self.weight
+    >>> m = Scale(3)
+    >>> [name for name, _ in m.named_parameters()]
+    ['weight']
+    >>> m(minitorch.ones(3)).shape
+    (3,)
+    """
+
+    training: bool
+    _parameters: dict[str, Parameter]
+    _modules: dict[str, Module]
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "training", True)
+
+    # ---------------------------------------------------------------- registration
+    def __setattr__(self, name: str, value: Any) -> None:
+        params: dict[str, Parameter] | None = self.__dict__.get("_parameters")
+        if params is None:
+            raise AttributeError(
+                f"cannot assign {name!r} before Module.__init__() ran: call "
+                f"super().__init__() first in {type(self).__name__}.__init__"
+            )
+        modules: dict[str, Module] = self.__dict__["_modules"]
+        if isinstance(value, Parameter):
+            modules.pop(name, None)
+            params[name] = value
+        elif isinstance(value, Module):
+            params.pop(name, None)
+            modules[name] = value
+        elif name in params and value is not None:
+            raise TypeError(
+                f"cannot assign {type(value).__name__} as parameter {name!r} of "
+                f"{type(self).__name__} (a minimodel.Parameter or None expected); wrap it: "
+                f"Parameter(value)"
+            )
+        elif name in modules and value is not None:
+            raise TypeError(
+                f"cannot assign {type(value).__name__} as sub-module {name!r} of "
+                f"{type(self).__name__} (a minimodel.Module or None expected)"
+            )
+        elif value is None:
+            params.pop(name, None)
+            modules.pop(name, None)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        object.__delattr__(self, name)
+
+    # ---------------------------------------------------------------- forward
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation; every subclass defines it."""
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # ---------------------------------------------------------------- traversal
+    def children(self) -> Iterator[Module]:
+        """The direct sub-Modules, in the order they were assigned."""
+        yield from self._modules.values()
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module (name ``prefix``) and every sub-Module, depth first, each once."""
+        seen: set[int] = set()
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            name, mod = stack.pop()
+            if id(mod) in seen:
+                continue
+            seen.add(id(mod))
+            yield name, mod
+            children = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        """This module and every sub-Module."""
+        for _, mod in self.named_modules():
+            yield mod
+
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        """``("blocks.0.attn.qkv.weight", parameter)`` for every parameter, each shared
+        parameter once (under its first name), as ``torch.nn.Module.named_parameters``."""
+        seen: set[int] = set()
+        for mod_name, mod in self.named_modules(prefix):
+            for name, p in mod._parameters.items():
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{mod_name}.{name}" if mod_name else name), p
+
+    def parameters(self) -> Iterator[Parameter]:
+        """Every parameter, each once: what an optimizer takes."""
+        for _, p in self.named_parameters():
+            yield p
+
+    def num_parameters(self) -> int:
+        """The number of scalar parameters."""
+        return sum(p.size for p in self.parameters())
+
+    # ---------------------------------------------------------------- modes and grads
+    def train(self, mode: bool = True) -> Module:
+        """Set ``training`` on this module and every sub-Module (Dropout reads it)."""
+        for mod in self.modules():
+            object.__setattr__(mod, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """``train(False)``: dropout off."""
+        return self.train(False)
+
+    def zero_grad(self) -> None:
+        """Set every parameter's ``.grad`` to None (the next backward starts afresh)."""
+        for p in self.parameters():
+            p.grad = None
+
+    # ---------------------------------------------------------------- state
+    def state_dict(self) -> dict[str, minitorch.Tensor]:
+        """``{dotted name: tensor}`` for every parameter (PyTorch's names and order).
+
+        The tensors are detached and share the parameters' arrays (no copy), like
+        PyTorch's. Unlike PyTorch's they do not follow later changes: minitorch never
+        writes into an array (an optimizer step or ``copy_`` gives the parameter a new
+        one), so a state dict keeps the values of the moment it was taken.
+        """
+        return {name: p.detach() for name, p in self.named_parameters()}
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True
+    ) -> IncompatibleKeys:
+        """Copy ``state_dict``'s values into the parameters, in place.
+
+        Values may be Tensors of any backend, device and floating dtype, or NumPy
+        arrays; each is moved and cast to its parameter's backend, device and dtype
+        (``Parameter.copy_`` under ``minitorch.no_grad()``), so the parameters, and an
+        optimizer holding them, stay the same objects.
+
+        Raises
+        ------
+        KeyError
+            With ``strict=True``, if a parameter has no entry or an entry names no
+            parameter.
+        ValueError
+            If an entry's shape differs from its parameter's (also with
+            ``strict=False``).
+
+        Nothing is changed when it raises.
+        """
+        where = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"{where}: expected a dict of name -> tensor, got {type(state_dict).__name__}"
+            )
+        own = dict(self.named_parameters())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append(f"missing key(s) {missing}")
+            if unexpected:
+                parts.append(f"unexpected key(s) {unexpected}")
+            raise KeyError(
+                f"{where}: {'; '.join(parts)}. The state dict must come from a model of the "
+                f"same architecture and configuration; pass strict=False to load only the "
+                f"matching keys"
+            )
+        bad = []
+        for name, p in own.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            shape = getattr(value, "shape", None)
+            if shape is None:
+                raise TypeError(
+                    f"{where}: {name!r} is a {type(value).__name__}; expected a Tensor or an "
+                    f"array of shape {p.shape}"
+                )
+            if tuple(shape) != p.shape:
+                bad.append(f"{name!r}: checkpoint {tuple(shape)}, model {p.shape}")
+        if bad:
+            raise ValueError(
+                f"{where}: size mismatch for {'; '.join(bad)}. Build the model with the "
+                f"configuration the state dict was saved with"
+            )
+        with minitorch.no_grad():
+            for name, p in own.items():
+                if name in state_dict:
+                    value = state_dict[name]
+                    p.copy_(value if isinstance(value, minitorch.Tensor) else np.asarray(value))
+        return IncompatibleKeys(missing, unexpected)
+
+    def save(self, path: str | os.PathLike[str]) -> pathlib.Path:
+        """Write ``state_dict()`` with :func:`minitorch.save` (atomic); returns the path."""
+        return minitorch.save(self.state_dict(), path)
+
+    def load(self, path: str | os.PathLike[str], strict: bool = True) -> Module:
+        """Load a file written by :meth:`save` into this module (see
+        :meth:`load_state_dict`); returns the module."""
+        state = minitorch.load(path)
+        if not isinstance(state, dict):
+            raise ValueError(
+                f"{type(self).__name__}.load: {os.fspath(path)!r} holds a "
+                f"{type(state).__name__}, not a state dict; write it with Module.save"
+            )
+        self.load_state_dict(state, strict=strict)
+        return self
+
+    # ---------------------------------------------------------------- display
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's repr (its configuration)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"({name}): " + _indent(repr(mod)) for name, mod in self._modules.items()]
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        head = f"{type(self).__name__}(" + (f"{extra}" if extra else "")
+        body = "\n".join("  " + line for line in lines)
+        return f"{head}\n{body}\n)"
+
+
+def _indent(text: str) -> str:
+    return text.replace("\n", "\n  ")
+
+
+M = TypeVar("M", bound=Module)
+
+
+class ModuleList(Module, Generic[M]):
+    """A list of sub-Modules, registered under the names ``"0"``, ``"1"``, ...
+
+    Examples
+    --------
+    >>> from minimodel import Linear, ModuleList
+    >>> layers = ModuleList([Linear(4, 4) for _ in range(2)])
+    >>> [name for name, _ in layers.named_parameters()]
+    ['0.weight', '0.bias', '1.weight', '1.bias']
+    """
+
+    def __init__(self, modules: Iterable[M] = ()) -> None:
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module: M) -> ModuleList[M]:
+        """Add ``module`` at the end."""
+        if not isinstance(module, Module):
+            raise TypeError(
+                f"ModuleList.append: expected a minimodel.Module, got {type(module).__name__}"
+            )
+        self._modules[str(len(self._modules))] = module
+        return self
+
+    def __getitem__(self, i: int) -> M:
+        n = len(self._modules)
+        if not -n <= i < n:
+            raise IndexError(f"ModuleList index {i} is out of range for {n} modules")
+        return self._modules[str(i % n)]  # type: ignore[return-value]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[M]:
+        return iter(self._modules.values())  # type: ignore[arg-type]

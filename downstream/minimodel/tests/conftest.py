@@ -1,0 +1,75 @@
+"""The backends minimodel is tested on, each in float64, and the shared helpers.
+
+A test that takes the ``backend`` fixture runs once per backend: numpy,
+array_api_strict (on its ``device1``), torch and jax (in x64 mode), inside
+``minitorch.use_backend(name, dtype="float64")``. A backend whose library is not
+installed is skipped with its reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitorch
+
+if importlib.util.find_spec("jax") is not None:
+    # float64 needs x64 mode, set before the JAX backend is first loaded
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+
+try:  # torch is the reference; its thread pool only slows down small ops on few cores
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # pragma: no cover
+    pass
+
+# name -> (library, device)
+BACKENDS: dict[str, tuple[str, str | None]] = {
+    "numpy": ("numpy", None),
+    "array_api_strict": ("array_api_strict", "device1"),
+    "torch": ("torch", None),
+    "jax": ("jax", None),
+}
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Iterator[minitorch.Backend]:
+    """Each backend in turn, float64, as the current backend of the test."""
+    name = request.param
+    library, device = BACKENDS[name]
+    if importlib.util.find_spec(library) is None:
+        pytest.skip(f"backend {name}: {library} is not installed")
+    try:
+        ctx = minitorch.use_backend(name, dtype="float64", device=device)
+        be = ctx.__enter__()
+    except Exception as exc:  # e.g. JAX without float64
+        pytest.skip(f"backend {name} cannot run float64 here: {exc}")
+    try:
+        yield be
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+@pytest.fixture
+def numpy_float32() -> Iterator[minitorch.Backend]:
+    """The library's default: NumPy, float32."""
+    with minitorch.use_backend("numpy", dtype="float32") as be:
+        yield be
+
+
+def host(x: Any) -> np.ndarray:
+    """A minitorch Tensor, a backend array (its ``.grad``) or a torch tensor as NumPy."""
+    if isinstance(x, minitorch.Tensor):
+        return x.numpy()
+    if type(x).__module__.startswith("torch"):
+        return np.asarray(x.detach().cpu().numpy())
+    return np.asarray(minitorch.Tensor(x).numpy())

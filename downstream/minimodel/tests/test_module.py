@@ -1,0 +1,316 @@
+"""The Module API (registration, names, state dicts, modes, repr) and the errors of
+bad input."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from minimodel import (
+    Embedding,
+    LayerNorm,
+    Linear,
+    LMConfig,
+    Module,
+    ModuleList,
+    MultiHeadAttention,
+    Parameter,
+    TinyLM,
+)
+
+import minitorch
+from conftest import host
+
+CONFIG = LMConfig(vocab_size=13, block_size=8, d_model=16, n_layers=2, n_heads=4)
+
+
+def small_model(**kw: Any) -> TinyLM:
+    minitorch.manual_seed(0)
+    return TinyLM(LMConfig(**{**CONFIG.__dict__, **kw}))
+
+
+# ------------------------------------------------------------------ registration
+def test_parameter_is_a_leaf_tensor_that_requires_grad() -> None:
+    p = Parameter(minitorch.zeros(2, 3))
+    assert isinstance(p, minitorch.Tensor)
+    assert p.requires_grad and p.is_leaf and p.shape == (2, 3)
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    assert type(p * 2.0) is minitorch.Tensor  # results of ops are plain tensors
+    assert not Parameter([1.0], requires_grad=False).requires_grad
+
+
+def test_named_parameters_use_dotted_names_in_pytorch_order() -> None:
+    names = [n for n, _ in small_model().named_parameters()]
+    assert names[:2] == ["tok_emb.weight", "pos_emb.weight"]
+    assert names[2:14] == [
+        f"blocks.0.{n}"
+        for n in (
+            "ln1.weight",
+            "ln1.bias",
+            "attn.qkv.weight",
+            "attn.qkv.bias",
+            "attn.proj.weight",
+            "attn.proj.bias",
+            "ln2.weight",
+            "ln2.bias",
+            "mlp.fc.weight",
+            "mlp.fc.bias",
+            "mlp.proj.weight",
+            "mlp.proj.bias",
+        )
+    ]
+    assert names[-4:] == ["ln_f.weight", "ln_f.bias", "head.weight", "head.bias"]
+    assert len(names) == len(set(names)) == 2 + 2 * 12 + 4
+
+
+def test_shared_parameters_are_listed_once() -> None:
+    class Tied(Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = Embedding(5, 4)
+            self.out = Linear(4, 5, bias=False)
+            self.out.weight = self.emb.weight
+
+    m = Tied()
+    assert [n for n, _ in m.named_parameters()] == ["emb.weight"]
+    assert m.num_parameters() == 20
+
+
+def test_assignment_rules() -> None:
+    lin = Linear(2, 3)
+    with pytest.raises(TypeError, match=r"cannot assign Tensor as parameter 'weight'.*Parameter"):
+        lin.weight = minitorch.zeros(3, 2)  # type: ignore[assignment]
+    lin.bias = None
+    assert [n for n, _ in lin.named_parameters()] == ["weight"]
+
+    class NoInit(Module):
+        def __init__(self) -> None:
+            self.w = Parameter([1.0])
+
+    with pytest.raises(AttributeError, match=r"super\(\).__init__\(\)"):
+        NoInit()
+
+
+def test_module_list() -> None:
+    layers = ModuleList([Linear(3, 3), Linear(3, 2)])
+    assert len(layers) == 2 and layers[-1].out_features == 2
+    assert [type(m).__name__ for m in layers] == ["Linear", "Linear"]
+    with pytest.raises(IndexError, match="out of range for 2 modules"):
+        layers[2]
+    with pytest.raises(TypeError, match=r"expected a minimodel\.Module"):
+        layers.append("relu")  # type: ignore[arg-type]
+
+
+def test_train_eval_and_zero_grad() -> None:
+    model = small_model()
+    assert all(m.training for m in model.modules())
+    assert model.eval() is model and not any(m.training for m in model.modules())
+    model.train()
+    assert model.blocks[1].attn.attn_drop.training
+    model.loss(np.zeros((1, 4), dtype=np.int64), np.ones((1, 4), dtype=np.int64)).backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_repr_reads_like_torch() -> None:
+    text = repr(small_model())
+    assert text.startswith("TinyLM(vocab_size=13, block_size=8, positions=learned\n")
+    assert "  (tok_emb): Embedding(13, 16)\n" in text
+    assert "    (0): TransformerBlock(\n" in text
+    assert "(qkv): Linear(in_features=16, out_features=48, bias=True)" in text
+    assert "(ln_f): LayerNorm((16,), eps=1e-05)" in text
+    assert text.endswith("\n)")
+
+
+def test_initialization_follows_pytorch() -> None:
+    minitorch.manual_seed(0)
+    lin = Linear(100, 400)
+    w, b = lin.weight.numpy(), lin.bias.numpy()  # type: ignore[union-attr]
+    bound = 1 / math.sqrt(100)
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.01 * bound
+    emb = Embedding(300, 100).weight.numpy()
+    assert abs(emb.mean()) < 0.02 and abs(emb.std() - 1) < 0.02
+    ln = LayerNorm(5)
+    np.testing.assert_array_equal(ln.weight.numpy(), np.ones(5))
+    np.testing.assert_array_equal(ln.bias.numpy(), np.zeros(5))
+    assert lin.weight.dtype == np.float32  # the backend's default dtype
+    assert Linear(2, 2, dtype="float64").weight.dtype == np.float64
+
+
+def test_same_seed_same_model_on_every_backend(backend: Any) -> None:
+    ours = {n: host(p) for n, p in small_model().named_parameters()}
+    with minitorch.use_backend("numpy", dtype="float64"):
+        ref = {n: host(p) for n, p in small_model().named_parameters()}
+    for n in ref:
+        np.testing.assert_array_equal(ours[n], ref[n], err_msg=n)
+
+
+# ------------------------------------------------------------------ state dicts
+def test_state_dict_is_detached_and_keeps_its_values() -> None:
+    model = small_model()
+    sd = model.state_dict()
+    assert list(sd) == [n for n, _ in model.named_parameters()]
+    w = sd["head.weight"]
+    assert not w.requires_grad and w.is_leaf and type(w) is minitorch.Tensor
+    before = w.numpy()
+    with minitorch.no_grad():
+        model.head.weight.mul_(2.0)
+    np.testing.assert_array_equal(w.numpy(), before)  # a snapshot, not a live view
+
+
+def test_load_state_dict_copies_in_place() -> None:
+    model, other = small_model(), small_model()
+    with minitorch.no_grad():
+        for p in other.parameters():
+            p.add_(1.0)
+    params = list(model.parameters())
+    result = model.load_state_dict(other.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert list(model.parameters()) == params  # same Parameter objects
+    for (n, p), q in zip(model.named_parameters(), other.parameters(), strict=True):
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=n)
+        assert p.requires_grad and isinstance(p, Parameter)
+
+
+def test_load_state_dict_errors_name_keys_and_shapes() -> None:
+    model = small_model()
+    sd = model.state_dict()
+    del sd["head.bias"]
+    sd["head.extra"] = minitorch.zeros(3)
+    with pytest.raises(
+        KeyError,
+        match=r"missing key\(s\) \['head.bias'\].*unexpected key\(s\) \['head.extra'\]"
+        r".*strict=False",
+    ):
+        model.load_state_dict(sd)
+    result = model.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["head.bias"] and result.unexpected_keys == ["head.extra"]
+
+    bigger = small_model(d_model=32).state_dict()
+    before = model.state_dict()
+    with pytest.raises(
+        ValueError, match=re.escape("'tok_emb.weight': checkpoint (13, 32), model (13, 16)")
+    ):
+        model.load_state_dict(bigger)
+    for n, p in model.named_parameters():  # nothing changed
+        np.testing.assert_array_equal(p.numpy(), before[n].numpy())
+    with pytest.raises(TypeError, match="expected a dict"):
+        model.load_state_dict([1, 2])  # type: ignore[arg-type]
+
+
+def test_save_load_gives_identical_logits(backend: Any, tmp_path: Path) -> None:
+    model = small_model()
+    ids = np.random.default_rng(0).integers(0, 13, size=(2, 8))
+    path = model.save(tmp_path / "model.mt")
+    minitorch.manual_seed(123)  # a different initialization
+    fresh = TinyLM(CONFIG)
+    assert not np.array_equal(host(fresh(ids)), host(model(ids)))
+    assert fresh.load(path) is fresh
+    np.testing.assert_array_equal(host(fresh(ids)), host(model(ids)))
+    loaded = minitorch.load(path)
+    assert sorted(loaded) == sorted(n for n, _ in model.named_parameters())
+
+
+def test_load_moves_between_backends_and_dtypes(backend: Any, tmp_path: Path) -> None:
+    with minitorch.use_backend("numpy", dtype="float32"):
+        src = small_model()
+        path = src.save(tmp_path / "f32.mt")
+    model = TinyLM(CONFIG).load(path)  # this backend, float64
+    for (n, p), q in zip(model.named_parameters(), src.parameters(), strict=True):
+        assert p.backend.name == backend.name and p.dtype == backend.resolve_dtype("float64")
+        np.testing.assert_array_equal(host(p), q.numpy().astype(np.float64), err_msg=n)
+
+
+def test_deepcopy_and_pickle_keep_parameters() -> None:
+    model = small_model()
+    model.loss(np.zeros((1, 3), dtype=np.int64), np.zeros((1, 3), dtype=np.int64)).backward()
+    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        for (n, p), q in zip(clone.named_parameters(), model.parameters(), strict=True):
+            assert isinstance(p, Parameter) and p.requires_grad and p is not q
+            np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=n)
+            np.testing.assert_array_equal(p.grad, q.grad, err_msg=n)
+
+
+# ------------------------------------------------------------------ errors
+def test_linear_wrong_input_shape() -> None:
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Linear(in_features=4, out_features=3, bias=True): the input has shape (2, 5), "
+            "but its last axis must have in_features=4 elements"
+        ),
+    ):
+        Linear(4, 3)(minitorch.zeros(2, 5))
+
+
+def test_token_id_out_of_range() -> None:
+    model = small_model()
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Embedding(13, 16): indices (shape (1, 3)) go from 0 to 13, but they "
+            "must lie in [0, 13)"
+        ),
+    ):
+        model(np.array([[0, 13, 2]]))
+    with pytest.raises(ValueError, match=r"go from -1 to 2"):
+        model(np.array([[-1, 2]]))
+    with pytest.raises(ValueError, match=r"must be integers, got dtype float"):
+        model.tok_emb(np.array([[0.0, 1.0]]))
+
+
+def test_context_longer_than_block_size() -> None:
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "TinyLM: the input has 9 tokens (shape (1, 9)), more than the context length "
+            "block_size=8; keep the last 8 tokens (idx[:, -8:])"
+        ),
+    ):
+        small_model()(np.zeros((1, 9), dtype=np.int64))
+    with pytest.raises(ValueError, match=r"shape \(batch, time\), got shape \(9,\)"):
+        small_model()(np.zeros(9, dtype=np.int64))
+
+
+def test_other_bad_configurations() -> None:
+    with pytest.raises(ValueError, match="d_model=10 must be a multiple of n_heads=4"):
+        MultiHeadAttention(10, 4)
+    with pytest.raises(ValueError, match=r"expected an input of shape \(batch, time, 8\)"):
+        MultiHeadAttention(8, 2)(minitorch.zeros(3, 8))
+    with pytest.raises(ValueError, match="positions must be 'learned' or 'sinusoidal'"):
+        LMConfig(vocab_size=3, positions="rotary")
+    with pytest.raises(ValueError, match=r"targets have shape \(1, 2\)"):
+        small_model().loss(np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2), dtype=np.int64))
+
+
+def test_float32_on_every_backend(backend: Any) -> None:
+    with minitorch.use_backend(backend.name, dtype="float32", device=backend.device) as be:
+        model = small_model(positions="sinusoidal", fused_layer_norm=False, dropout=0.1)
+        ids = np.random.default_rng(0).integers(0, 13, size=(2, 8))
+        logits = model(ids)
+        loss = model.loss(ids, ids)
+        loss.backward()
+    f32 = be.resolve_dtype("float32")
+    assert logits.dtype == f32 and loss.dtype == f32 and logits.backend.name == backend.name
+    assert all(p.grad is not None and p.grad.dtype == f32 for p in model.parameters())
+    assert math.isfinite(loss.item())
+
+
+def test_generate() -> None:
+    model = small_model()
+    out = model.generate([1, 2, 3], 20, rng=0)
+    assert out[:3] == [1, 2, 3] and len(out) == 23 and all(0 <= t < 13 for t in out)
+    assert model.generate([1, 2, 3], 20, rng=0) == out  # the seed decides
+    greedy = model.generate([4], 12, top_k=1, rng=1)
+    assert model.generate([4], 12, top_k=1, rng=2) == greedy  # top_k=1: no randomness
+    assert model.training  # the mode is restored
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        model.generate([1], 3, temperature=0.0)

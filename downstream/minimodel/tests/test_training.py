@@ -1,0 +1,159 @@
+"""Training: TinyLM learns the shipped text; a resumed run repeats an uninterrupted one
+exactly; ``python -m minimodel`` runs."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import minimodel
+import numpy as np
+import pytest
+from minimodel import (
+    CharTokenizer,
+    LMConfig,
+    TinyLM,
+    TrainConfig,
+    get_batch,
+    load_checkpoint,
+    load_text,
+    save_checkpoint,
+    train,
+)
+
+import minitorch
+from conftest import host
+
+# Measured on 2 CPU cores (NumPy, float32, default config: d_model 64, 2 layers, 4 heads,
+# context 64, batch 16, tanh GELU, AdamW lr 1e-2): the first loss is 4.13-4.17 (ln 56 =
+# 4.03); the mean of the last 10 of 600 steps is 1.27 / 1.25 / 1.26 for seeds 0 / 1 / 2;
+# about 15 ms a step. The target leaves about 0.3 of margin (some 100 steps of progress).
+STEPS = 600
+TARGET = 1.6
+
+
+def _data() -> tuple[CharTokenizer, np.ndarray]:
+    text = load_text()
+    tok = CharTokenizer(text)
+    return tok, np.asarray(tok.encode(text), dtype=np.int64)
+
+
+def test_the_shipped_text() -> None:
+    text = load_text()
+    assert text.startswith("From fairest creatures we desire increase,\n")
+    assert text.rstrip().endswith("So long lives this, and this gives life to thee.")
+    assert 10_000 < len(text) < 12_000 and text.count("\n\n") == 17  # Sonnets 1-18
+    tok = CharTokenizer(text)
+    assert tok.decode(tok.encode(text)) == text
+    with pytest.raises(ValueError, match="'%' is not in the vocabulary"):
+        tok.encode("thou%")
+
+
+def test_batches_depend_on_seed_and_step_only() -> None:
+    data = np.arange(1000)
+    x, y = get_batch(data, 4, 16, seed=0, step=7)
+    assert x.shape == y.shape == (4, 16) and x.dtype == np.int64
+    np.testing.assert_array_equal(y, x + 1)  # the next tokens
+    np.testing.assert_array_equal(get_batch(data, 4, 16, 0, 7)[0], x)
+    assert not np.array_equal(get_batch(data, 4, 16, 0, 8)[0], x)
+    assert not np.array_equal(get_batch(data, 4, 16, 1, 7)[0], x)
+
+
+@pytest.mark.slow
+def test_tiny_lm_learns_the_sonnets(numpy_float32: Any) -> None:
+    tok, data = _data()
+    minitorch.manual_seed(0)
+    model = TinyLM(LMConfig(vocab_size=tok.vocab_size))
+    assert model.tok_emb.weight.dtype == np.float32
+    start = time.perf_counter()
+    losses = train(model, data, TrainConfig(steps=STEPS, seed=0))
+    seconds = time.perf_counter() - start
+    assert len(losses) == STEPS
+    assert abs(losses[0] - math.log(tok.vocab_size)) < 0.4, losses[0]
+    final = float(np.mean(losses[-10:]))
+    print(f"\nTinyLM: loss {losses[0]:.3f} -> {final:.3f} in {STEPS} steps, {seconds:.1f} s")
+    assert final < TARGET, f"mean of the last 10 losses {final:.3f} >= {TARGET}"
+    sample = tok.decode(model.generate(tok.encode("Thou "), 100, rng=0))
+    assert len(sample) == 105 and sample.startswith("Thou ")
+
+
+def test_resume_equals_an_uninterrupted_run(backend: Any, tmp_path: Path) -> None:
+    """k steps, a checkpoint (model + optimizer + step), a fresh model and optimizer
+    loaded from it, m more steps: the same losses and weights as k + m steps at once.
+    Dropout is on, so the per-step reseeding of its masks is checked too."""
+    tok, data = _data()
+    config = LMConfig(
+        vocab_size=tok.vocab_size, block_size=16, d_model=16, n_layers=1, n_heads=2, dropout=0.1
+    )
+    k, m = 3, 3
+    run = TrainConfig(steps=k + m, batch_size=4, seed=5)
+
+    def fresh() -> tuple[TinyLM, Any]:
+        minitorch.manual_seed(0)
+        model = TinyLM(config)
+        return model, minitorch.optim.AdamW(model.parameters(), lr=run.lr)
+
+    model, opt = fresh()
+    straight = train(model, data, run, optimizer=opt)
+
+    first, opt1 = fresh()
+    head = train(first, data, TrainConfig(**{**run.__dict__, "steps": k}), optimizer=opt1)
+    path = save_checkpoint(tmp_path / "ckpt.mt", first, opt1, step=k)
+    saved = minitorch.load(path)  # the optimizer's state is plain data minitorch.save writes
+    assert saved["step"] == k and saved["optimizer"]["type"] == "AdamW"
+    assert saved["optimizer"]["step"] == [k] * len(list(first.parameters()))
+
+    minitorch.manual_seed(99)  # the resumed model starts from other weights
+    second = TinyLM(config)
+    opt2 = minitorch.optim.AdamW(second.parameters(), lr=0.5)  # hyper-parameters come back
+    start = load_checkpoint(path, second, opt2)
+    assert start == k and opt2.lr == run.lr
+    tail = train(second, data, run, optimizer=opt2, start_step=start)
+
+    assert head + tail == straight
+    for (n, p), q in zip(second.named_parameters(), model.parameters(), strict=True):
+        np.testing.assert_array_equal(host(p), host(q), err_msg=n)
+
+
+def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path) -> None:
+    model = TinyLM(LMConfig(vocab_size=5, block_size=4, d_model=8, n_layers=1, n_heads=2))
+    opt = minitorch.optim.AdamW(model.parameters())
+    path = save_checkpoint(tmp_path / "c.mt", model, opt, step=0)
+    other = TinyLM(LMConfig(vocab_size=5, block_size=4, d_model=8, n_layers=2, n_heads=2))
+    with pytest.raises(ValueError, match=r"'n_layers': \(1, 2\)"):
+        load_checkpoint(path, other, minitorch.optim.AdamW(other.parameters()))
+
+
+def test_python_dash_m_minimodel() -> None:
+    src = str(Path(minimodel.__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "minimodel", "--steps", "20", "--seed", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "step     1  loss 4." in out
+    assert "final loss" in out and "after 20 steps" in out
+    sample = out.split("sample:\n", 1)[1].rstrip("\n")
+    assert sample.startswith("Shall I ") and len(sample) >= 200
+    bad = subprocess.run(
+        [sys.executable, "-m", "minimodel", "--steps", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert bad.returncode == 2 and "--steps must be >= 1" in bad.stderr

@@ -1,0 +1,301 @@
+"""Every layer against its torch.nn counterpart, with the same weights copied in, in
+float64 on every backend: the output, the gradient of every parameter and the gradient
+of the input, for a random upstream gradient, at 1e-6 (rtol and atol)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from minimodel import (
+    MLP,
+    Dropout,
+    Embedding,
+    LayerNorm,
+    Linear,
+    LMConfig,
+    Module,
+    MultiHeadAttention,
+    TinyLM,
+    TransformerBlock,
+)
+
+import minitorch
+from conftest import host
+
+torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
+nn = torch.nn
+TOL = {"rtol": 1e-6, "atol": 1e-6}
+
+
+def copy_weights(ours: Module, ref: Any, names: Callable[[str], str] = lambda n: n) -> None:
+    """Copy every parameter of ``ours`` into ``ref`` (float64), by name; every
+    parameter of ``ref`` must be set."""
+    ref.double()
+    theirs = dict(ref.named_parameters())
+    mapped = {names(n): p for n, p in ours.named_parameters()}
+    assert sorted(mapped) == sorted(theirs), (sorted(mapped), sorted(theirs))
+    with torch.no_grad():
+        for n, p in mapped.items():
+            theirs[n].copy_(torch.from_numpy(p.numpy()))
+
+
+def check_against_torch(
+    ours: Module,
+    ref: Any,
+    inputs: list[np.ndarray],
+    *,
+    names: Callable[[str], str] = lambda n: n,
+    call_ref: Callable[..., Any] | None = None,
+    grad_inputs: bool = True,
+) -> None:
+    """Forward ``inputs`` through both, backward a random upstream gradient, and compare
+    the outputs, the parameter gradients and (float inputs) the input gradients."""
+    copy_weights(ours, ref, names)
+    float_in = [a.dtype.kind == "f" for a in inputs]
+    xs = [
+        minitorch.tensor(a, requires_grad=grad_inputs and f)
+        for a, f in zip(inputs, float_in, strict=True)
+    ]
+    ts = [
+        torch.tensor(a, requires_grad=grad_inputs and f)
+        for a, f in zip(inputs, float_in, strict=True)
+    ]
+    y = ours(*xs)
+    ty = call_ref(*ts) if call_ref is not None else ref(*ts)
+    g = np.random.default_rng(1).standard_normal(tuple(ty.shape))
+    y.backward(minitorch.tensor(g))
+    ty.backward(torch.from_numpy(g))
+
+    np.testing.assert_allclose(host(y), host(ty), **TOL, err_msg="forward")
+    assert str(y.device) == str(xs[0].device)
+    theirs = dict(ref.named_parameters())
+    for n, p in ours.named_parameters():
+        assert p.grad is not None, f"{n} has no gradient"
+        np.testing.assert_allclose(
+            host(p.grad), host(theirs[names(n)].grad), **TOL, err_msg=f"grad of {n}"
+        )
+    for i, (x, t) in enumerate(zip(xs, ts, strict=True)):
+        if x.requires_grad:
+            np.testing.assert_allclose(host(x.grad), host(t.grad), **TOL, err_msg=f"input {i}")
+
+
+def rng_normal(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def causal(t: int) -> Any:
+    return torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+
+
+# ------------------------------------------------------------------ layers
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear(backend: Any, bias: bool) -> None:
+    minitorch.manual_seed(0)
+    check_against_torch(Linear(5, 3, bias=bias), nn.Linear(5, 3, bias=bias), [rng_normal(2, 4, 5)])
+
+
+def test_linear_on_a_vector(backend: Any) -> None:
+    check_against_torch(Linear(5, 3), nn.Linear(5, 3), [rng_normal(5)])
+
+
+def test_embedding(backend: Any) -> None:
+    minitorch.manual_seed(0)
+    ids = np.array([[0, 3, 3, 9], [1, 0, 2, 3]])  # repeated ids accumulate
+    check_against_torch(Embedding(10, 6), nn.Embedding(10, 6), [ids])
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_layer_norm(backend: Any, fused: bool) -> None:
+    ln = LayerNorm(6, eps=1e-5, fused=fused)
+    with minitorch.no_grad():  # not the identity init, so the weight's gradient matters
+        ln.weight.copy_(rng_normal(6, seed=3))
+        ln.bias.copy_(rng_normal(6, seed=4))
+    check_against_torch(ln, nn.LayerNorm(6, eps=1e-5), [rng_normal(2, 3, 6) * 3 + 1])
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5])
+def test_dropout_in_eval_mode_and_with_p_zero(backend: Any, p: float) -> None:
+    ours, ref = Dropout(p), nn.Dropout(p)
+    if p:  # the identity only in eval mode
+        ours.eval()
+        ref.eval()
+    x = rng_normal(3, 4)
+    xt = minitorch.tensor(x, requires_grad=True)
+    tt = torch.tensor(x, requires_grad=True)
+    y, ty = ours(xt), ref(tt)
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    np.testing.assert_allclose(host(y), host(ty), **TOL)
+    np.testing.assert_allclose(host(xt.grad), host(tt.grad), **TOL)
+
+
+def test_dropout_in_training_mode_zeroes_and_scales(backend: Any) -> None:
+    minitorch.manual_seed(0)
+    y = host(Dropout(0.25)(minitorch.ones(400, 50)))
+    assert set(np.unique(y)) <= {0.0, 1 / 0.75}
+    assert 0.2 < float(np.mean(y == 0)) < 0.3
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_mlp(backend: Any, approximate: str) -> None:
+    minitorch.manual_seed(0)
+    ref = nn.Sequential(nn.Linear(8, 32), nn.GELU(approximate=approximate), nn.Linear(32, 8))
+    check_against_torch(
+        MLP(8, gelu_approximate=approximate),
+        ref,
+        [rng_normal(2, 5, 8)],
+        names=lambda n: n.replace("fc.", "0.").replace("proj.", "2."),
+    )
+
+
+def _mha_names(n: str) -> str:
+    return (
+        n.replace("qkv.weight", "in_proj_weight")
+        .replace("qkv.bias", "in_proj_bias")
+        .replace("proj.", "out_proj.")
+    )
+
+
+@pytest.mark.parametrize(("d", "heads", "t"), [(16, 4, 7), (12, 1, 5), (8, 8, 3)])
+def test_causal_multi_head_attention(backend: Any, d: int, heads: int, t: int) -> None:
+    minitorch.manual_seed(0)
+    ref = nn.MultiheadAttention(d, heads, batch_first=True)
+
+    def call_ref(x: Any) -> Any:
+        return ref(x, x, x, attn_mask=causal(t), need_weights=False)[0]
+
+    check_against_torch(
+        MultiHeadAttention(d, heads),
+        ref,
+        [rng_normal(3, t, d)],
+        names=_mha_names,
+        call_ref=call_ref,
+    )
+
+
+def test_attention_is_causal(backend: Any) -> None:
+    """Changing a later position leaves the outputs at earlier positions unchanged."""
+    minitorch.manual_seed(0)
+    attn = MultiHeadAttention(8, 2)
+    x = rng_normal(1, 6, 8)
+    x2 = x.copy()
+    x2[0, 4:] += 10.0
+    a, b = host(attn(minitorch.tensor(x))), host(attn(minitorch.tensor(x2)))
+    np.testing.assert_array_equal(a[0, :4], b[0, :4])
+    assert not np.allclose(a[0, 4:], b[0, 4:])
+
+
+def _block_names(n: str) -> str:
+    for ours, theirs in (
+        ("ln1.", "norm1."),
+        ("ln2.", "norm2."),
+        ("attn.qkv.weight", "self_attn.in_proj_weight"),
+        ("attn.qkv.bias", "self_attn.in_proj_bias"),
+        ("attn.proj.", "self_attn.out_proj."),
+        ("mlp.fc.", "linear1."),
+        ("mlp.proj.", "linear2."),
+    ):
+        n = n.replace(ours, theirs)
+    return n
+
+
+def _torch_block(d: int, heads: int, approximate: str = "none") -> Any:
+    act: Any = (
+        "gelu"
+        if approximate == "none"
+        else functools.partial(torch.nn.functional.gelu, approximate=approximate)
+    )
+    return nn.TransformerEncoderLayer(
+        d, heads, 4 * d, dropout=0.0, activation=act, batch_first=True, norm_first=True
+    )
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("fused", [True, False])
+def test_transformer_block(backend: Any, fused: bool, approximate: str) -> None:
+    minitorch.manual_seed(0)
+    d, heads, t = 16, 4, 6
+    ref = _torch_block(d, heads, approximate)
+
+    def call_ref(x: Any) -> Any:
+        return ref(x, src_mask=causal(t), is_causal=True)
+
+    check_against_torch(
+        TransformerBlock(d, heads, fused_layer_norm=fused, gelu_approximate=approximate),
+        ref,
+        [rng_normal(2, t, d)],
+        names=_block_names,
+        call_ref=call_ref,
+    )
+
+
+# ------------------------------------------------------------------ the language model
+class TorchLM(nn.Module):  # type: ignore[misc]
+    """TinyLM written with torch.nn pieces (learned positions)."""
+
+    def __init__(self, c: LMConfig) -> None:
+        super().__init__()
+        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
+        self.pos_emb = nn.Embedding(c.block_size, c.d_model)
+        self.blocks = nn.ModuleList(
+            _torch_block(c.d_model, c.n_heads, c.gelu_approximate) for _ in range(c.n_layers)
+        )
+        self.ln_f = nn.LayerNorm(c.d_model)
+        self.head = nn.Linear(c.d_model, c.vocab_size)
+
+    def forward(self, idx: Any) -> Any:
+        t = idx.shape[1]
+        x = self.tok_emb(idx) + self.pos_emb.weight[:t]
+        for block in self.blocks:
+            x = block(x, src_mask=causal(t), is_causal=True)
+        return self.head(self.ln_f(x))
+
+
+def _lm_names(n: str) -> str:
+    return _block_names(n) if n.startswith("blocks.") else n
+
+
+def test_tiny_lm_logits_and_gradients(backend: Any) -> None:
+    minitorch.manual_seed(0)
+    config = LMConfig(vocab_size=11, block_size=8, d_model=16, n_layers=2, n_heads=4)
+    ids = np.random.default_rng(5).integers(0, 11, size=(3, 7))
+    check_against_torch(TinyLM(config), TorchLM(config), [ids], names=_lm_names)
+
+
+def test_tiny_lm_loss_and_gradients(backend: Any) -> None:
+    minitorch.manual_seed(0)
+    config = LMConfig(vocab_size=11, block_size=8, d_model=16, n_layers=2, n_heads=2)
+    model, ref = TinyLM(config), TorchLM(config)
+    copy_weights(model, ref, _lm_names)
+    rng = np.random.default_rng(6)
+    ids, targets = rng.integers(0, 11, size=(2, 8)), rng.integers(0, 11, size=(2, 8))
+    loss = model.loss(minitorch.tensor(ids), minitorch.tensor(targets))
+    loss.backward()
+    logits = ref(torch.from_numpy(ids))
+    tloss = nn.functional.cross_entropy(logits.reshape(16, 11), torch.from_numpy(targets).view(-1))
+    tloss.backward()
+    np.testing.assert_allclose(loss.item(), tloss.item(), **TOL)
+    theirs = dict(ref.named_parameters())
+    for n, p in model.named_parameters():
+        np.testing.assert_allclose(host(p.grad), host(theirs[_lm_names(n)].grad), **TOL, err_msg=n)
+
+
+def test_sinusoidal_positions_match_the_formula(backend: Any) -> None:
+    from minimodel import sinusoidal_positions
+
+    table = host(sinusoidal_positions(10, 6))
+    pos = np.arange(10)[:, None]
+    freq = np.exp(np.arange(0, 6, 2) * (-np.log(10000.0) / 6))
+    expected = np.empty((10, 6))
+    expected[:, 0::2] = np.sin(pos * freq)
+    expected[:, 1::2] = np.cos(pos * freq)
+    np.testing.assert_allclose(table, expected, rtol=1e-12, atol=1e-12)
+    model = TinyLM(
+        LMConfig(vocab_size=5, block_size=10, d_model=6, n_heads=2, positions="sinusoidal")
+    )
+    assert "pos_emb.weight" not in dict(model.named_parameters())
+    assert model(np.zeros((1, 10), dtype=np.int64)).shape == (1, 10, 5)
