@@ -359,4 +359,4 @@ def test_demo_refuses_a_learning_rate_that_is_not_positive(
     with pytest.raises(SystemExit) as exc:
         tense._parser().parse_args(["--lr", lr])
     assert exc.value.code == 2
-    assert f"argument --lr: must be a positive number, got {lr}" in capsys.readouterr().err
+    assert f"argument --lr: must be a positive finite number, got {lr}" in capsys.readouterr().err

@@ -58,6 +58,19 @@ __all__ = [
     "train_step",
 ]
 
+#: every file the demo writes into its output folder
+OUTPUTS = (
+    "metrics.csv",
+    "metrics.json",
+    "best.npz",
+    "graph.dot",
+    "graph.svg",
+    "loss.png",
+    "accuracy.png",
+    "grad_norms.png",
+    "weights.png",
+    "overview.png",
+)
 PLOTS_HINT = "pip install 'minitorch[plots]' for plots"
 GRAPHVIZ_HINT = "install Graphviz (the 'graphviz' system package) to draw graph.svg"
 
@@ -352,6 +365,9 @@ class TrainResult:
         The initial weights.
     baseline : (str, float)
         The majority class and its validation accuracy.
+    diverged : int or None
+        The epoch in which a training loss became nan or infinite (training stopped
+        there; ``history`` holds the epochs before it), else None.
     """
 
     config: Config
@@ -364,6 +380,7 @@ class TrainResult:
     baseline: tuple[str, float]
     backend: str
     seconds: float
+    diverged: int | None = None
 
     @property
     def final(self) -> dict[str, float]:
@@ -436,6 +453,7 @@ def train(
         best_epoch, best_key = 0, (-1.0, math.inf)
         best_state = init_state
         bar = _progress(cfg.epochs, enabled=progress)
+        diverged = None
         for epoch in range(1, cfg.epochs + 1):
             perm = shuffle.permutation(n)
             total_loss, clipped, steps = 0.0, 0, 0
@@ -446,12 +464,17 @@ def train(
                 xb = minitorch.take(x_train, idx, axis=0)
                 yb = minitorch.take(y_train, idx, axis=0)
                 loss, norms = train_step(model, xb, yb, cfg.lr, cfg.clip)
+                if not math.isfinite(loss):
+                    diverged = epoch
+                    break
                 total_loss += loss * idx.shape[0]
                 norm_sums = [s + g for s, g in zip(norm_sums, norms, strict=True)]
                 total = math.sqrt(sum(g * g for g in norms))
                 total_norms += total
                 clipped += cfg.clip > 0 and total > cfg.clip
                 steps += 1
+            if diverged is not None:
+                break
             with minitorch.no_grad():
                 train_logits = model(x_train)
                 val_logits = model(x_val)
@@ -492,6 +515,7 @@ def train(
         baseline=data.baseline(),
         backend=description,
         seconds=time.perf_counter() - start,
+        diverged=diverged,
     )
 
 
@@ -721,11 +745,56 @@ def summary_table(result: TrainResult) -> str:
 
 
 def _positive(text: str) -> float:
-    """argparse type: a positive learning rate."""
+    """argparse type: a positive, finite number (the learning rate)."""
     value = float(text)
-    if not value > 0.0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    if not (value > 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
     return value
+
+
+def _non_negative(text: str) -> float:
+    """argparse type: a finite number >= 0 (the clipping norm; 0 turns clipping off)."""
+    value = float(text)
+    if not (value >= 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0 (0: off), got {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """argparse type: a seed, an integer >= 0 (what NumPy's generators take)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+    return value
+
+
+def _writable_folder(out: pathlib.Path) -> str | None:
+    """Why the demo cannot write its results into ``out`` (None if it can): checked
+    before training, so that a long run never ends in a failed write."""
+    if out.exists() and not out.is_dir():
+        return f"--out {out}: exists and is not a folder; give a folder path"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with atomic_path(out / ".minitorch-write-test") as tmp:
+            tmp.write_bytes(b"")
+        (out / ".minitorch-write-test").unlink()
+    except OSError as exc:
+        why = exc.strerror or exc
+        return f"--out {out}: cannot write there ({why}); give a folder you can write to"
+    return None
+
+
+def _usable_device(be: minitorch.Backend) -> str | None:
+    """Why the backend's device cannot hold an array (None if it can): a CPU build of
+    PyTorch parses ``cuda`` but fails at the first tensor."""
+    try:
+        be.xp.zeros((1,), dtype=be.dtype, device=be.device)
+    except Exception as exc:
+        return f"--device {be.device}: the {be.name} backend cannot use it ({exc})"
+    return None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -749,7 +818,10 @@ def _parser() -> argparse.ArgumentParser:
         help=f"mini-batch size (default {d.batch_size})",
     )
     p.add_argument(
-        "--seed", type=int, default=d.seed, help=f"initialisation and shuffling (default {d.seed})"
+        "--seed",
+        type=_seed,
+        default=d.seed,
+        help=f"initialisation and shuffling (default {d.seed})",
     )
     p.add_argument(
         "--backend",
@@ -765,7 +837,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--clip",
-        type=float,
+        type=_non_negative,
         default=d.clip,
         help=f"clip gradients to this global norm; 0: off (default {d.clip})",
     )
@@ -800,6 +872,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         be = minitorch.backend.resolve(cfg.backend, cfg.dtype, cfg.device)
     except (ImportError, ValueError) as exc:
         print(f"minitorch demo: {exc}", file=sys.stderr)
+        return 2
+    problem = _usable_device(be) or _writable_folder(pathlib.Path(cfg.out))
+    if problem:
+        print(f"minitorch demo: {problem}", file=sys.stderr)
         return 2
     wall = time.perf_counter()
     data = build_dataset()
@@ -836,6 +912,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line, flush=True)
 
     result = train(cfg, data=data, on_epoch=on_epoch, progress=True)
+    if result.diverged is not None:
+        print(
+            f"minitorch demo: the training loss became nan or infinite in epoch "
+            f"{result.diverged} of {cfg.epochs} (lr {cfg.lr}, clip {cfg.clip}); stopped. "
+            f"Nothing was written: {cfg.out} keeps what it held. Try a smaller --lr, or "
+            f"--clip to bound each step.",
+            file=sys.stderr,
+        )
+        return 1
     print()
     print(summary_table(result))
     print()
@@ -870,6 +955,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             notes.append(PLOTS_HINT)
     names = ", ".join(p.name for p in written)
     print(f"wrote {out}{os.sep}: {names}")
+    kept = {p.name for p in written}
+    stale = [out / n for n in OUTPUTS if n not in kept and (out / n).is_file()]
+    for path in stale:  # a run owns its folder: nothing of an earlier run stays beside it
+        path.unlink()
+    if stale:
+        print(f"removed what an earlier run left there: {', '.join(p.name for p in stale)}")
     for note in notes:
         print(f"note: {note}")
     print(f"done in {time.perf_counter() - wall:.1f} s (training {result.seconds:.1f} s)")
