@@ -42,6 +42,9 @@ def test_check_passes_and_reports_each_op(backend: Any, capsys: pytest.CaptureFi
     assert rc == 0, out
     assert f"backend {backend.name} " in out and "dtype float64" in out
     assert "PyTorch" in out and "float64" in out
+    # the tolerances it passes against are in the header
+    assert "pass: forward err <= 1e-07 + 1e-07 * |ref|" in out
+    assert "grad err <= 1e-05 + 0.001 * |numeric|, step 1e-06" in out
     rows = _rows(out)
     assert set(rows) == set(SOME_OPS.split(",")), out
     for name, (ref, fwd, grad, status) in rows.items():
@@ -59,6 +62,8 @@ def test_check_numpy_reference_and_float32(
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "minitorch on NumPy" in out and "dtype float32" in out
+    assert "pass: forward err <= 1e-05 + 1e-05 * |ref|" in out
+    assert "grad err <= 0.01 + 0.01 * |numeric|, step 0.01" in out
     rows = _rows(out)
     assert {r[0] for r in rows.values()} <= {"numpy", "self"}
     assert all(r[1] <= 1e-5 and r[3] == "ok" for r in rows.values()), out

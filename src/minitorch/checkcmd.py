@@ -19,8 +19,13 @@ from typing import Any, TextIO
 from .backend import resolve
 from .ops import REGISTRY
 from .ops._registry import OpDef
-from .testing._check import gradient_error
-from .testing._reference import default_reference, errors_vs_reference, reference_label
+from .testing._check import GRADCHECK_DEFAULTS, gradient_error
+from .testing._reference import (
+    FORWARD_TOL,
+    default_reference,
+    errors_vs_reference,
+    reference_label,
+)
 from .testing._samples import call, sample_tensors
 
 __all__ = ["main", "run_check"]
@@ -189,6 +194,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"torch, numpy = the op on the NumPy backend in float64, self = no independent "
         f"reference); grad err: max |analytic - numeric| (central differences"
         f"{'; fast: of one random projection per input' if args.fast else ''})"
+    )
+    f_atol, f_rtol = FORWARD_TOL.get(args.dtype, FORWARD_TOL["float32"])
+    eps, g_atol, g_rtol = GRADCHECK_DEFAULTS.get(args.dtype, GRADCHECK_DEFAULTS["float32"])
+    print(
+        f"pass: forward err <= {f_atol:g} + {f_rtol:g} * |ref| (unless the op's catalog entry "
+        f"sets its own); grad err <= {g_atol:g} + {g_rtol:g} * |numeric|, step {eps:g}"
     )
     start = time.perf_counter()
     n_fail = run_check(ops, backend, args.dtype, reference=reference, fast=args.fast)

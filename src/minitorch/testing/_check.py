@@ -14,7 +14,7 @@ from ..tensor import Tensor
 
 __all__ = ["GradcheckError", "GradientError", "assert_close", "gradcheck", "gradient_error"]
 
-_DEFAULTS = {  # dtype name -> (eps, atol, rtol)
+GRADCHECK_DEFAULTS = {  # dtype name -> (eps, atol, rtol)
     "float64": (1e-6, 1e-5, 1e-3),
     "float32": (1e-2, 1e-2, 1e-2),
 }
@@ -173,7 +173,7 @@ def gradient_error(
         )
     first = inputs[checked[0]]
     dname = first._backend.dtype_name(first.data.dtype)
-    d_eps, d_atol, d_rtol = _DEFAULTS.get(dname, _DEFAULTS["float32"])
+    d_eps, d_atol, d_rtol = GRADCHECK_DEFAULTS.get(dname, GRADCHECK_DEFAULTS["float32"])
     eps = d_eps if eps is None else eps
     atol = d_atol if atol is None else atol
     rtol = d_rtol if rtol is None else rtol
