@@ -406,11 +406,11 @@ def _public_function(
             # the hot path: tensors (and Python numbers where the op takes them) only
             for a in args:
                 t = type(a)
-                if not (t is Tensor or t in TENSOR_TYPES or (scalars and (t is float or t is int))):
+                if not (t is Tensor or (scalars and (t is float or t is int)) or t in TENSOR_TYPES):
                     break
             else:
                 # Python numbers alone go the slow way (they are made into arrays)
-                if not scalars or type(args[0]) in TENSOR_TYPES or _first_tensor(args) is not None:
+                if not scalars or type(args[0]) is Tensor or _first_tensor(args) is not None:
                     return apply(op, args, plain_params)
         return call(op, args, kwargs)
 
@@ -506,7 +506,7 @@ def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callab
     hot path of every model), else through the public function."""
 
     def method(self: Tensor, other: Any) -> Any:
-        if type(other) is Tensor or type(other) in TENSOR_TYPES:
+        if type(other) is Tensor:  # a subclass takes fn's fast path
             return apply(op, (self, other), params)
         return fn(self, other)
 
