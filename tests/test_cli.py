@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,40 @@ def test_a_run_owns_its_folder(tmp_path: Path) -> None:
     assert "removed what an earlier run left there: loss.png, overview.png" in run.stdout
     assert (out / "notes.txt").read_text() == "the user's own file"  # not the demo's
     assert (out / "metrics.csv").is_file() and (out / "best.npz").is_file()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serving(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="one process on POSIX (execve)")
+def test_killing_minitorch_lab_stops_the_page() -> None:
+    """`minitorch lab` becomes the Streamlit server: killing its PID stops the page (a
+    child server would go on serving)."""
+    pytest.importorskip("streamlit", reason="streamlit not installed (the 'lab' extra)")
+    port = _free_port()
+    cmd = [SCRIPT] if SCRIPT else [sys.executable, "-m", "minitorch"]
+    proc = subprocess.Popen(
+        [*cmd, "lab", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not _serving(port):
+            assert proc.poll() is None, "minitorch lab exited before serving"
+            assert time.monotonic() < deadline, "the lab did not start serving within 90 s"
+            time.sleep(0.5)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _serving(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _serving(port), "the page is still served after minitorch lab was killed"

@@ -66,8 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     env = dict(os.environ)
     env.setdefault("JAX_ENABLE_X64", "1")  # float64 on the JAX backend too
-    print(f"Tensor Ops Lab: http://127.0.0.1:{args.port}  (Ctrl+C stops it)")
+    print(f"Tensor Ops Lab: http://127.0.0.1:{args.port}  (Ctrl+C stops it)", flush=True)
+    cmd = command(port=args.port)
+    if os.name == "posix":
+        # become the server: one process, so stopping or killing `minitorch lab` stops
+        # the page (a child process would go on serving without its parent)
+        os.execve(cmd[0], cmd, env)
     try:
-        return subprocess.call(command(port=args.port), env=env)
+        return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:
         return 0
