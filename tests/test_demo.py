@@ -8,6 +8,7 @@ the NumPy backend; saved weights load back; the command writes its files.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import pathlib
@@ -360,3 +361,12 @@ def test_demo_refuses_a_learning_rate_that_is_not_positive(
         tense._parser().parse_args(["--lr", lr])
     assert exc.value.code == 2
     assert f"argument --lr: must be a positive finite number, got {lr}" in capsys.readouterr().err
+
+
+def test_plot_epoch_ticks_show_the_first_and_the_last_epoch() -> None:
+    for n in range(1, 400):
+        ticks = tense.epoch_ticks(n)
+        assert ticks[0] == 1 and ticks[-1] == n, (n, ticks)
+        assert ticks == sorted(set(ticks)) and len(ticks) <= 8, (n, ticks)
+        gaps = [b - a for a, b in itertools.pairwise(ticks)]
+        assert not gaps or min(gaps) * 4 >= max(gaps) or n <= 6, (n, ticks)

@@ -595,6 +595,23 @@ def _showcase(data: Dataset) -> list[Any]:
     return [by_phrase[p] for p in wanted if p in by_phrase]
 
 
+def epoch_ticks(epochs: int) -> list[int]:
+    """Epoch ticks for the plots: the first and the last epoch, and round ones between
+    (about six).
+
+    Examples
+    --------
+    >>> epoch_ticks(20), epoch_ticks(3), epoch_ticks(37), epoch_ticks(11)
+    ([1, 5, 10, 15, 20], [1, 2, 3], [1, 10, 20, 30, 37], [1, 2, 4, 6, 8, 11])
+    """
+    steps = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+    step = next((s for s in steps if epochs / s <= 6), -(-epochs // 6))
+    ticks = [1, *range(step, epochs, step), epochs]
+    if len(ticks) > 2 and epochs - ticks[-2] <= step / 2:  # keep the last one clear
+        ticks.pop(-2)
+    return sorted(set(ticks))
+
+
 def write_plots(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
     """PNG plots with matplotlib (object API, Agg: no display and no global state).
 
@@ -602,7 +619,6 @@ def write_plots(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
     ``overview.png`` (the four together). Raises ImportError without matplotlib.
     """
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
 
     hist = result.history
     epochs = [r["epoch"] for r in hist]
@@ -626,7 +642,7 @@ def write_plots(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
             label=f"majority baseline ({result.baseline[0]})",
         )
         ax.set(xlabel="epoch", ylabel="accuracy (%)", title="accuracy", ylim=(0, 102))
-        ax.legend(loc="lower right")
+        ax.legend(loc="center right")  # the curves are above it, the baseline below
 
     def grad_ax(ax: Any) -> None:
         for i in range(layers):
@@ -669,7 +685,7 @@ def write_plots(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
 
     def integer_epochs(ax: Any) -> None:
         if ax.get_xlabel() == "epoch":
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_xticks(epoch_ticks(len(epochs)))
 
     for name, draw in (
         ("loss", loss_ax),
