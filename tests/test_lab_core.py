@@ -8,6 +8,7 @@ These run on the backend under test (``--backend``), on its default device.
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 import sys
@@ -286,6 +287,8 @@ def test_lab_command_runs_streamlit_on_localhost(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda n, *a: object() if n == "streamlit" else real(n, *a)
     )
+    # POSIX: the command becomes the server (execve); elsewhere a child process
+    monkeypatch.setattr(os, "execve", lambda path, cmd, env: calls.append((cmd, env)))
     monkeypatch.setattr(subprocess, "call", lambda cmd, env: calls.append((cmd, env)) or 0)
     assert minitorch.cli.main(["lab", "--port", "8600"]) == 0
     ((cmd, env),) = calls

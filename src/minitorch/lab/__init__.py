@@ -72,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # become the server: one process, so stopping or killing `minitorch lab` stops
         # the page (a child process would go on serving without its parent)
         os.execve(cmd[0], cmd, env)
+        return 0  # not reached: the process is the server now
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:

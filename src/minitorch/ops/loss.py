@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..backend import as_array, get_backend
 from ..creation import Generator, host_rng
 from ..errors import OpError
-from ..tensor import Tensor
+from ..tensor import Tensor, describe
 from ._registry import Facts, Sample, defop
 from .reduction import mean, normalize_axes
 
@@ -100,77 +103,384 @@ log_softmax = defop(
 _REDUCTIONS = ("mean", "sum", "none")
 
 
+def _desc(a: Any) -> str:
+    """``(3, 4) float64``: an array's shape and dtype, named alike on every backend."""
+    return f"{tuple(a.shape)} {str(a.dtype).rsplit('.', 1)[-1]}"
+
+
 def _cross_entropy(
-    xp: Any, logits: Any, targets: Any, reduction: str = "mean"
+    xp: Any,
+    logits: Any,
+    targets: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
 ) -> tuple[Any, tuple[Any, ...]]:
-    """Softmax cross-entropy of ``logits`` (N, C) against integer class ``targets`` (N,),
-    as ``torch.nn.functional.cross_entropy``; one fused, stable backward."""
-    if reduction not in _REDUCTIONS:
-        raise OpError(f"cross_entropy: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-    if logits.ndim != 2 or targets.ndim != 1 or targets.shape[0] != logits.shape[0]:
-        raise OpError(
-            f"cross_entropy: expected logits (N, C) and targets (N,), got "
-            f"{tuple(logits.shape)} and {tuple(targets.shape)}"
-        )
-    if not xp.isdtype(targets.dtype, "integral"):
-        raise OpError(f"cross_entropy: targets must be integer class indices, got {targets.dtype}")
-    n, c = logits.shape
-    is_target = xp.reshape(targets, (n, 1)) == xp.arange(
-        c, dtype=targets.dtype, device=targets.device
-    )
-    onehot = xp.astype(is_target, logits.dtype)
-    # every row of onehot holds one 1, unless its target lies outside [0, C)
-    if n and float(xp.sum(onehot)) != n:
-        raise OpError(f"cross_entropy: targets must lie in [0, {c}) for {c} classes")
-    s = _shifted(xp, logits, 1)
+    """Softmax cross-entropy of ``logits`` against ``targets``, as
+    ``torch.nn.functional.cross_entropy``: one fused, stable forward and backward.
+
+    Parameters
+    ----------
+    logits : Tensor
+        Unnormalised scores, (N, C) (or (C,): one unbatched sample).
+    targets : Tensor
+        Integer class indices in [0, C), (N,) (or ()); or class probabilities, a
+        floating tensor of the logits' shape (they get a gradient, as in PyTorch).
+    weight : Tensor, optional
+        C class weights, a constant (it gets no gradient): the loss of a target of class
+        ``k`` is scaled by ``weight[k]``; for probabilities, each class term by its weight.
+    ignore_index : int
+        Class index targets equal to it add nothing to the loss and get zero gradient
+        (with probability targets only the default is allowed, as in PyTorch).
+    reduction : str
+        ``"mean"``, ``"sum"`` or ``"none"`` (one loss per sample). With class indices
+        the mean divides by the summed weights of the targets not ignored (their count
+        without ``weight``; nan if there are none); with probabilities by N.
+    label_smoothing : float
+        In [0, 1]: the target becomes ``(1 - label_smoothing) * target +
+        label_smoothing / C`` (for class indices as in PyTorch: that mixture of the
+        target's term and the weighted sum over all classes).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> logits = minitorch.tensor([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0]], requires_grad=True)
+    >>> loss = minitorch.cross_entropy(logits, minitorch.tensor([0, -100]))
+    >>> round(float(loss), 4)  # the second sample is ignored
+    0.1698
+    >>> loss.backward()
+    >>> logits.grad[1]
+    array([0., 0., 0.], dtype=float32)
+    """
+    soft = _check_cross_entropy(xp, logits, targets, weight, ignore_index)
+    c = logits.shape[-1]
+    x = logits if logits.ndim == 2 else xp.reshape(logits, (1, c))
+    n = x.shape[0]
+    w = weight if weight is None or weight.dtype == x.dtype else xp.astype(weight, x.dtype)
+    eps = label_smoothing
+    s = _shifted(xp, x, 1)
     e = xp.exp(s)
     z = xp.sum(e, axis=1, keepdims=True)
-    # where(), not s * onehot: s may hold -inf, and -inf * 0 is nan
-    losses = xp.log(z) - xp.sum(xp.where(is_target, s, 0.0), axis=1, keepdims=True)
+    log_z = xp.log(z)
+    # The loss of row i is -sum_c q[i, c] * log_softmax(x)[i, c] for a target
+    # distribution q (the one-hot target, weighted and smoothed), so its gradient is
+    # softmax(x) * sum_c q[i, c] - q[i, c]: rq holds those row sums (None: all 1).
+    rq: Any
+    if soft:
+        q = _soft_targets(xp, targets, w, eps, x)
+        losses = -xp.sum((s - log_z) * q, axis=1)
+        rq = xp.sum(q, axis=1, keepdims=True)
+        denom: float = n
+        # q depends on the targets, which may require grad: the VJP recomputes it
+        saved: tuple[Any, ...] = (logits, targets, w, None, None, denom)
+    else:
+        t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
+        kept_1d, n_kept = _kept_targets(xp, t, c, ignore_index)
+        # kept: None where every target counts, else which rows do (n, 1)
+        kept = None if kept_1d is None else xp.reshape(kept_1d, (n, 1))
+        t_safe = t if kept_1d is None else xp.where(kept_1d, t, 0)  # a class for every row
+        is_target = xp.reshape(t, (n, 1)) == xp.arange(c, dtype=t.dtype, device=t.device)
+        if kept is not None and 0 <= ignore_index < c:
+            is_target = xp.logical_and(is_target, kept)
+        q = xp.astype(is_target, x.dtype)
+        # s[i, t_i], taken rather than summed from s * q: s may hold -inf, and -inf * 0
+        # is nan
+        rows = xp.arange(0, n * c, c, dtype=t.dtype, device=t.device) + t_safe
+        nll = log_z - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
+        if w is None:
+            rq = None if kept is None else xp.astype(kept, x.dtype)
+            denom = n_kept
+        else:
+            rq = xp.reshape(xp.take(w, t_safe, axis=0), (n, 1))  # weight[t_i]
+            if kept is not None:
+                rq = xp.where(kept, rq, 0.0)
+            q = q * rq
+            nll = rq * nll
+            denom = float(xp.sum(rq))
+        if kept is not None:  # an ignored row adds 0, even where its logits are not finite
+            nll = xp.where(kept, nll, 0.0)
+        losses = nll
+        if eps:
+            # PyTorch adds eps / C times the weighted sum over all classes of each kept row
+            total = c if w is None else xp.sum(w)
+            smooth = total * log_z - xp.sum(s if w is None else s * w, axis=1, keepdims=True)
+            if kept is not None:
+                smooth = xp.where(kept, smooth, 0.0)
+            share = eps / c if kept is None else xp.astype(kept, x.dtype) * (eps / c)
+            losses = (1 - eps) * losses + (eps / c) * smooth
+            q = (1 - eps) * q + share * (1.0 if w is None else w)
+            rq = (1 - eps) * (1.0 if rq is None else rq) + share * total
+        losses = xp.reshape(losses, (n,))
+        saved = (logits, None, w, q, rq, denom)
     if reduction == "mean":
-        out = xp.sum(losses) / n if n else xp.sum(losses) * float("nan")
+        out = xp.sum(losses) / denom if denom else xp.sum(losses) * float("nan")
     elif reduction == "sum":
         out = xp.sum(losses)
     else:
-        out = xp.reshape(losses, (n,))
-    # saved[2], the gradient of each row's loss, is *derived*: with create_graph the
+        out = losses if logits.ndim == 2 else xp.reshape(losses, ())
+    # saved[6], the gradient of each row's loss, is *derived*: with create_graph the
     # engine passes None and the VJP recomputes it from the logits, differentiably
-    return out, (logits, onehot, e / z - onehot)
+    p = e / z if rq is None else e * (rq / z)
+    return out, (*saved, p - q)
+
+
+def _check_cross_entropy(
+    xp: Any, logits: Any, targets: Any, weight: Any, ignore_index: int
+) -> bool:
+    """Raise for inputs PyTorch refuses; True for probability targets."""
+    if logits.ndim not in (1, 2) or not xp.isdtype(logits.dtype, "real floating"):
+        raise OpError(
+            f"cross_entropy: expected floating logits (N, C) or unbatched (C,), got {_desc(logits)}"
+        )
+    if xp.isdtype(targets.dtype, "real floating"):
+        if targets.shape != logits.shape:
+            raise OpError(
+                f"cross_entropy: targets must be integer class indices, (N,) for logits "
+                f"(N, C), or class probabilities of the logits' shape, got logits "
+                f"{_desc(logits)} and targets {_desc(targets)}"
+            )
+        if ignore_index != -100:
+            raise OpError(
+                f"cross_entropy: ignore_index applies to class index targets only (as in "
+                f"PyTorch), got ignore_index={ignore_index} with probability targets "
+                f"{_desc(targets)}"
+            )
+        soft = True
+    elif xp.isdtype(targets.dtype, "integral"):
+        if targets.shape != logits.shape[:-1]:
+            raise OpError(
+                f"cross_entropy: expected logits (N, C) and targets (N,) of class indices "
+                f"(unbatched: (C,) and ()), got logits {_desc(logits)} and targets "
+                f"{_desc(targets)}"
+            )
+        soft = False
+    else:
+        raise OpError(
+            f"cross_entropy: targets must be integer class indices or floating class "
+            f"probabilities, got {_desc(targets)}"
+        )
+    c = logits.shape[-1]
+    if weight is not None and (
+        weight.shape != (c,) or not xp.isdtype(weight.dtype, ("real floating", "integral"))
+    ):
+        raise OpError(
+            f"cross_entropy: weight must be a 1-D tensor of {c} class weights (one per "
+            f"class of logits {_desc(logits)}), got {_desc(weight)}"
+        )
+    return soft
+
+
+def _kept_targets(xp: Any, t: Any, c: int, ignore_index: int) -> tuple[Any, int]:
+    """Which class targets count (None: all of them) and how many; raise if one lies
+    outside [0, C) and is not ``ignore_index`` (a negative target must not wrap around)."""
+    n = t.shape[0]
+    if n == 0:
+        return None, 0
+    if int(xp.min(t)) >= 0 and int(xp.max(t)) < c and not 0 <= ignore_index < c:
+        return None, n  # the usual case
+    kept = t != ignore_index
+    bad = xp.logical_and(xp.logical_or(t < 0, t >= c), kept)
+    if bool(xp.any(bad)):
+        low, high = int(xp.min(xp.where(bad, t, 0))), int(xp.max(xp.where(bad, t, 0)))
+        got = " and ".join(str(v) for v in (low, high) if not 0 <= v < c)
+        raise OpError(
+            f"cross_entropy: targets must lie in [0, {c}) for {c} classes (or equal "
+            f"ignore_index={ignore_index}), got {got} in targets {_desc(t)}"
+        )
+    return kept, int(xp.sum(xp.astype(kept, t.dtype)))
+
+
+def _soft_targets(xp: Any, targets: Any, w: Any, eps: float, x: Any) -> Any:
+    """Probability targets as PyTorch uses them: smoothed, then times the class weights."""
+    y = targets if targets.ndim == 2 else xp.reshape(targets, x.shape)
+    if y.dtype != x.dtype:
+        y = xp.astype(y, x.dtype)
+    if eps:
+        y = y * (1 - eps) + eps / x.shape[1]
+    return y if w is None else y * w
 
 
 def _cross_entropy_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], reduction: str = "mean"
-) -> tuple[Any, None]:
-    """d loss_i / d logits_i = softmax(logits_i) - onehot_i (scaled by g, and 1/N for mean)."""
-    logits, onehot, d = saved
-    if d is None:
-        d = _softmax(xp, logits, 1)[0] - onehot
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> tuple[Any, Any]:
+    """d loss_i / d logits_i = softmax(logits_i) * sum(q_i) - q_i for the target
+    distribution q (scaled by g, and 1/denominator for mean); for probability targets,
+    d loss_i / d targets_i = -(1 - label_smoothing) * weight * log_softmax(logits_i)."""
+    logits, targets, w, q, rq, denom, d = saved
+    x = logits if logits.ndim == 2 else xp.reshape(logits, (1, logits.shape[0]))
     if reduction == "none":
-        return d * xp.expand_dims(g, axis=1), None
-    return d * (g / logits.shape[0] if reduction == "mean" else g), None
+        g = xp.reshape(g, (x.shape[0], 1))
+    elif reduction == "mean":
+        # nothing kept (all ignored): the loss is nan, its gradient 0, as PyTorch
+        g = g / denom if denom else g * 0.0
+    gx = gt = None
+    if needs[0]:
+        if d is None:  # create_graph: recompute it, differentiably
+            if targets is not None:
+                q = _soft_targets(xp, targets, w, label_smoothing, x)
+                rq = xp.sum(q, axis=1, keepdims=True)
+            p = _softmax(xp, x, 1)[0]
+            d = (p if rq is None else p * rq) - q
+        gx = d * g if x is logits else xp.reshape(d * g, logits.shape)
+    if targets is not None and needs[1]:
+        gt = _log_softmax(xp, x, 1)[0] * ((label_smoothing - 1) * g)
+        if w is not None:
+            gt = gt * w
+        gt = xp.reshape(gt, targets.shape)
+    return gx, gt
+
+
+def _prepare_cross_entropy(tensors: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
+    """Check the options and make ``weight`` an array of the logits' backend and device.
+
+    Only the options given other values than their defaults are kept (and ``reduction``):
+    a graph node (its picture, :mod:`minitorch.viz`) names what was asked for.
+    """
+    reduction = params["reduction"]
+    ignore_index = params["ignore_index"]
+    eps = params["label_smoothing"]
+    if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
+        raise OpError(f"cross_entropy: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, numbers.Integral):
+        raise OpError(f"cross_entropy: ignore_index must be an int, got {ignore_index!r}")
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= float(eps) <= 1:
+        raise OpError(f"cross_entropy: label_smoothing must be a number in [0, 1], got {eps!r}")
+    out: dict[str, Any] = {"reduction": reduction}
+    if ignore_index != -100:
+        out["ignore_index"] = int(ignore_index)
+    if eps != 0.0:
+        out["label_smoothing"] = float(eps)
+    if params["weight"] is not None:
+        out["weight"] = _weight_array(params["weight"], tensors[0])
+    return out
+
+
+def _weight_array(weight: Any, logits: Any) -> Any:
+    """The class weights as an array beside the logits: a constant, with no gradient."""
+    if isinstance(weight, str):
+        raise OpError(
+            f"cross_entropy: weight (the third argument, as in PyTorch) must be a tensor of "
+            f"class weights, got the string {weight!r}; pass reduction by keyword: "
+            f"reduction must be one of {_REDUCTIONS}"
+        )
+    if isinstance(weight, Tensor):
+        if isinstance(logits, Tensor) and (
+            weight.backend.name != logits.backend.name or str(weight.device) != str(logits.device)
+        ):
+            raise OpError(
+                f"cross_entropy: weight and logits must be on one backend and device, got "
+                f"weight {describe(weight)} and logits {describe(logits)}"
+            )
+        return weight.data
+    be = logits.backend if isinstance(logits, Tensor) else get_backend()
+    try:
+        return as_array(weight, be, None, logits.device if isinstance(logits, Tensor) else None)
+    except (TypeError, ValueError) as exc:
+        raise OpError(
+            f"cross_entropy: weight must be a 1-D tensor of class weights, got "
+            f"{type(weight).__name__}: {exc}"
+        ) from exc
 
 
 def _ce_sample(rng: Any) -> tuple[Any, ...]:
     return rng.normal(0, 2, (6, 4)), rng.integers(0, 4, 6)
 
 
+def _ce_ignored(rng: Any) -> tuple[Any, ...]:
+    """Two of six targets are the default ignore_index."""
+    logits, t = _ce_sample(rng)
+    t[[1, 4]] = -100
+    return logits, t
+
+
+def _ce_class_ignored(rng: Any) -> tuple[Any, ...]:
+    """Targets of class 2 among the others (for ignore_index=2)."""
+    return rng.normal(0, 2, (6, 4)), np.array([2, 0, 2, 3, 1, 2])
+
+
+def _ce_probs(rng: Any) -> tuple[Any, ...]:
+    return rng.normal(0, 2, (5, 4)), rng.dirichlet(np.ones(4), 5)
+
+
+def _ce_unbatched(rng: Any) -> tuple[Any, ...]:
+    return rng.normal(0, 2, (4,)), np.array(3)
+
+
+def _ce_unbatched_probs(rng: Any) -> tuple[Any, ...]:
+    return rng.normal(0, 2, (4,)), rng.dirichlet(np.ones(4))
+
+
+def _ce_ref(
+    torch: Any,
+    x: Any,
+    t: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Any:
+    return torch.nn.functional.cross_entropy(
+        x,
+        t,
+        weight=None if weight is None else torch.tensor(weight, dtype=x.dtype),
+        ignore_index=ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
+
+
+_W = (0.5, 2.0, 1.0, 1.5)  # class weights of the samples (4 classes)
+
 cross_entropy = defop(
     "cross_entropy",
     _cross_entropy,
     _cross_entropy_vjp,
     nin=2,
-    derived=(2,),
+    prepare=_prepare_cross_entropy,
+    derived=(6,),
     facts=Facts(
-        ref=lambda torch, x, t, reduction="mean": torch.nn.functional.cross_entropy(
-            x, t, reduction=reduction
-        ),
+        ref=_ce_ref,
         samples=(
             Sample(make=_ce_sample),
             Sample(make=_ce_sample, params={"reduction": "sum"}),
             Sample(make=_ce_sample, params={"reduction": "none"}),
+            Sample(make=_ce_sample, params={"weight": _W}, name="class weights"),
+            Sample(make=_ce_ignored, params={"weight": _W}, name="weighted mean, ignored"),
+            Sample(make=_ce_ignored, params={"reduction": "none"}, name="ignored rows"),
+            Sample(make=_ce_ignored, params={"label_smoothing": 0.2}, name="smoothing, ignored"),
+            Sample(
+                make=_ce_ignored,
+                params={"weight": _W, "label_smoothing": 0.1, "reduction": "sum"},
+                name="weights, smoothing, ignored, sum",
+            ),
+            Sample(
+                make=_ce_class_ignored,
+                params={"weight": _W, "ignore_index": 2, "label_smoothing": 0.3},
+                name="ignore_index a class",
+            ),
+            Sample(make=_ce_probs, name="probabilities"),
+            Sample(
+                make=_ce_probs,
+                params={"weight": _W, "label_smoothing": 0.2, "reduction": "none"},
+                name="probabilities, weights, smoothing",
+            ),
+            Sample(make=_ce_probs, params={"reduction": "sum", "label_smoothing": 0.1}),
+            Sample(
+                make=_ce_unbatched,
+                params={"weight": _W, "label_smoothing": 0.1},
+                name="unbatched class",
+            ),
+            Sample(make=_ce_unbatched_probs, params={"reduction": "none"}, name="unbatched"),
         ),
-        grad_inputs=(0,),
-        formula="(softmax(x) - onehot(t)) * g / N",
+        formula="(softmax(x)*sum(q) - q) * g / D, q: weighted, smoothed target",
     ),
 )
 
