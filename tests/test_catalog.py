@@ -95,7 +95,8 @@ def test_grad_matches_data(op: Any, k: int, dtype: str, backend: Any) -> None:
     sample = op.facts.samples[k]
     inputs = sample_tensors(op, sample, backend, dtype, seed=k)
     out = call(op, inputs, sample.params)
-    if backend.xp.isdtype(out.dtype, "real floating"):
+    # (an op told its output dtype, astype, makes that dtype instead)
+    if backend.xp.isdtype(out.dtype, "real floating") and "dtype" not in sample.params:
         assert out.dtype == backend.resolve_dtype(dtype), f"{op.name}: {out.dtype} != {dtype}"
     if not out.requires_grad:
         pytest.skip("no differentiable input")

@@ -485,3 +485,16 @@ def test_flat_positions_match_a_full_grid(key: tuple[Any, ...]) -> None:
     want = np.arange(120).reshape(shape)[key]
     got = flat_positions(shape, key)
     assert got.shape == want.shape and np.array_equal(got, want)
+
+
+def test_astype_takes_a_dtype_by_name_on_every_backend(backend: Any) -> None:
+    """``x.astype("float32")`` worked on NumPy only (PyTorch's and array-api-strict's
+    astype take no strings); now the name is the backend's dtype, and it differentiates."""
+    x = minitorch.tensor([1.5, -2.25], requires_grad=True)
+    for name in ("float32", "float64"):
+        y = x.astype(name)
+        assert y.dtype == backend.dtypes[name]
+        assert minitorch.astype(x, np.dtype(name)).dtype == backend.dtypes[name]
+    x.astype("float32").sum().backward()
+    assert x.grad is not None and x.grad.dtype == backend.dtypes["float64"]
+    np.testing.assert_array_equal(backend.to_numpy(x.grad), [1.0, 1.0])

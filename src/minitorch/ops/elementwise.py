@@ -7,6 +7,7 @@ import numbers
 from typing import Any
 
 from ..errors import OpError
+from ..tensor import Tensor
 from ._registry import Facts, Sample, defop
 
 # Samples shared by the binary ops: shapes that broadcast in every way.
@@ -652,12 +653,30 @@ def _astype_vjp(
     return (xp.astype(g, src),)
 
 
+def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """A dtype by name (``"float64"``) or NumPy type is the tensor's library's own dtype
+    (PyTorch's and array-api-strict's ``astype`` take no strings)."""
+    x = tensors[0]
+    dtype = params.get("dtype")
+    if dtype is None or not isinstance(x, Tensor):
+        return params
+    return {**params, "dtype": x._backend.resolve_dtype(dtype)}
+
+
 astype = defop(
     "astype",
     _astype,
     _astype_vjp,
     method=True,
-    facts=Facts(formula="astype(g, x.dtype)", samples=()),
+    prepare=_prepare_astype,
+    facts=Facts(
+        ref=lambda torch, x, dtype="float64": x.to(getattr(torch, str(dtype).rsplit(".", 1)[-1])),
+        # a cast to the checked dtype (float64): a float32 cast would leave central
+        # differences nothing to measure
+        samples=(Sample(((3, 4),), {"dtype": "float64"}), Sample(((5,),), {"dtype": "float64"})),
+        kind="unary",
+        formula="astype(g, x.dtype)",
+    ),
 )
 
 
