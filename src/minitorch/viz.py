@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -110,7 +111,19 @@ def _walk(root: Node) -> list[Node]:
     return order
 
 
-def to_dot(tensor: Tensor, *, max_values: int = 4, title: str = "", rankdir: str = "TB") -> str:
+EdgeLabel = Callable[[Node, int], str | None]
+NodeStyle = Callable[[Node], Mapping[str, str] | None]
+
+
+def to_dot(
+    tensor: Tensor,
+    *,
+    max_values: int = 4,
+    title: str = "",
+    rankdir: str = "TB",
+    edge_label: EdgeLabel | None = None,
+    node_style: NodeStyle | None = None,
+) -> str:
     """DOT text for the graph that produced ``tensor``.
 
     Parameters
@@ -123,6 +136,12 @@ def to_dot(tensor: Tensor, *, max_values: int = 4, title: str = "", rankdir: str
         A caption for the picture.
     rankdir : str
         Graphviz layout direction: ``"TB"`` (inputs on top) or ``"LR"``.
+    edge_label : callable, optional
+        ``edge_label(node, k)``: a label for the edge from input ``k`` of op ``node``
+        (the lab writes local derivatives there); ``None`` draws no label.
+    node_style : callable, optional
+        ``node_style(node)``: extra Graphviz attributes for op ``node``'s box (e.g.
+        ``{"fillcolor": "#ffd0d0"}``), overriding the defaults; ``None`` keeps them.
 
     Returns
     -------
@@ -161,17 +180,23 @@ def to_dot(tensor: Tensor, *, max_values: int = 4, title: str = "", rankdir: str
         else:
             lines = [known.name] if known.name else []
             lines += [op_line, *_tensor_lines(known, max_values, with_grad=known.grad is not None)]
-        g.node(nid, "\n".join(lines), **_ROOT if n is root_node else _OP)
+        style = dict(_ROOT if n is root_node else _OP)
+        if node_style is not None:
+            style.update(node_style(n) or {})
+        g.node(nid, "\n".join(lines), **style)
         for k, e in enumerate(n.edges):
+            extra: dict[str, str] = {}
+            if edge_label is not None and (text := edge_label(n, k)):
+                extra["label"] = text
             if isinstance(e, Node):
-                g.edge(op_ids[id(e)], nid)
+                g.edge(op_ids[id(e)], nid, **extra)
             elif isinstance(e, Tensor):
                 if id(e) not in leaf_ids:
                     lid = leaf_ids[id(e)] = f"t{len(leaf_ids)}"
                     g.node(
                         lid, "\n".join([e.name or "leaf", *_tensor_lines(e, max_values)]), **_LEAF
                     )
-                g.edge(leaf_ids[id(e)], nid)
+                g.edge(leaf_ids[id(e)], nid, **extra)
             else:
                 cid = f"c{nid[2:]}_{k}"
                 lines = [f"input {k} (no grad)"]
@@ -182,7 +207,7 @@ def to_dot(tensor: Tensor, *, max_values: int = 4, title: str = "", rankdir: str
                     if max_values > 0:
                         lines.append(f"data {_values(host, max_values)}")
                 g.node(cid, "\n".join(lines), **_CONST)
-                g.edge(cid, nid, style="dashed")
+                g.edge(cid, nid, style="dashed", **extra)
     return g.source()
 
 
