@@ -61,10 +61,17 @@ def _tests(session: nox.Session, name: str) -> None:
     if "light" in tags:
         env["MINITORCH_GRADCHECK_FAST"] = "1"
     if name == "numpy":
-        args = ["-m", "not browser", "--doctest-modules", "src/minitorch", "src/minigrad", "tests"]
+        args = [
+            "-m",
+            "not browser and not distributed",
+            "--doctest-modules",
+            "src/minitorch",
+            "src/minigrad",
+            "tests",
+        ]
     else:
         # backend-independent suites (the scalar engine, docs) run once, in tests-numpy
-        args = ["-m", "not browser and not backend_independent", "tests"]
+        args = ["-m", "not browser and not backend_independent and not distributed", "tests"]
     session.run("pytest", *args, *session.posargs, env=env)
 
 
@@ -90,6 +97,18 @@ def browser(session: nox.Session) -> None:
     env = {"MINITORCH_CHROMIUM": str(CHROMIUM), "MINITORCH_LAB_SCREENSHOT": str(shot)}
     session.run("pytest", "-m", "browser", "tests/test_lab_browser.py", *session.posargs, env=env)
     session.log(f"screenshot: {shot}")
+
+
+@nox.session
+def distributed(session: nox.Session) -> None:
+    """Data-parallel training on torch.distributed: two local processes on Gloo
+    (loopback only), against one process; the all-reduce; the faults; the demo's
+    ``--nproc`` and ``torchrun``."""
+    session.install("-e", ".[torch,strict,test]")
+    env = {"OMP_NUM_THREADS": "1"}
+    session.run(
+        "pytest", "-m", "distributed", "tests/test_distributed.py", *session.posargs, env=env
+    )
 
 
 MINIMODEL = ROOT / "downstream" / "minimodel"

@@ -19,3 +19,9 @@ class BackendMismatchError(OpError):
 class FileFormatError(ValueError):
     """A file given to :func:`minitorch.load` is not one :func:`minitorch.save` wrote, or
     is damaged (empty, truncated, corrupt); the message names the file and the fault."""
+
+
+class DistributedError(RuntimeError):
+    """A collective of :mod:`minitorch.distributed` failed: another rank died, raised or
+    did not answer within the timeout, or the ranks' models differ; the message names
+    the call and the rank."""

@@ -24,14 +24,18 @@ Run ``minitorch demo --help`` for the options.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
+import importlib.util
+import io
 import itertools
 import json
 import math
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,9 +44,9 @@ from typing import Any
 import numpy as np
 
 import minitorch
-from minitorch import Tensor, optim, viz
+from minitorch import Tensor, distributed, optim, viz
 from minitorch._atomic import atomic_path, write_text
-from minitorch.errors import FileFormatError
+from minitorch.errors import DistributedError, FileFormatError
 from minitorch.serialization import read_npz
 
 from .grammar import HELD_OUT, PERSONS, TENSES, VERBS, Dataset, build_dataset
@@ -293,10 +297,22 @@ def sgd_step(params: Iterable[Tensor], lr: float) -> None:
 
 
 def train_step(
-    model: MLP, x: Tensor, y: Tensor, lr: float, clip: float
+    model: MLP,
+    x: Tensor,
+    y: Tensor,
+    lr: float,
+    clip: float,
+    *,
+    ddp: distributed.DataParallel | None = None,
+    global_batch: int = 0,
 ) -> tuple[float, list[float]]:
     """One SGD step on the batch ``(x, y)``: zero the gradients, cross-entropy forward,
     backward, clip by global norm, update.
+
+    With ``ddp`` (data-parallel training), ``(x, y)`` is this rank's share of a global
+    batch of ``global_batch`` rows: each rank's loss is its rows' sum over
+    ``global_batch``, and the gradients and the loss are summed over the ranks, so every
+    rank steps with the global batch's mean gradient, whatever its share.
 
     Returns
     -------
@@ -316,12 +332,22 @@ def train_step(
     True
     """
     model.zero_grad()
-    loss = minitorch.cross_entropy(model(x), y)
-    loss.backward()
+    if ddp is None:
+        loss = minitorch.cross_entropy(model(x), y)
+        loss.backward()
+        value = float(loss)
+    else:
+        value = 0.0
+        if x.shape[0]:  # an empty share adds zeros
+            loss = minitorch.cross_entropy(model(x), y, reduction="sum") / global_batch
+            loss.backward()
+            value = float(loss)
+        ddp.all_reduce_gradients(average=False)
+        (value,) = distributed.all_reduce_floats([value])
     norms = grad_norms(model)
     clip_grad_norm(model.parameters(), clip)
     sgd_step(model.parameters(), lr)
-    return float(loss), norms
+    return value, norms
 
 
 def _accuracy(logits: Tensor, y: np.ndarray) -> float:
@@ -343,6 +369,7 @@ class Config:
     device: Any = None
     clip: float = 0.5
     out: str = "demo-out"
+    nproc: int = 1
 
 
 @dataclasses.dataclass
@@ -430,6 +457,11 @@ def train(
     -------
     TrainResult
 
+    In a process group of :mod:`minitorch.distributed` with more than one rank, the
+    ranks train one model together: each takes every ``world_size``-th row of each
+    global batch (the same batches as one process), and gradients are summed over the
+    ranks before each step, so the result is one process's up to rounding.
+
     Examples
     --------
     >>> result = train(epochs=3)
@@ -443,6 +475,8 @@ def train(
         minitorch.manual_seed(cfg.seed)
         shuffle = np.random.default_rng(cfg.seed)
         model = MLP([data.n_features, cfg.hidden, len(TENSES)])
+        rank, world = distributed.get_rank(), distributed.get_world_size()
+        ddp = distributed.DataParallel(model.parameters()) if world > 1 else None
         init_state = model.state_dict()
         x_train = minitorch.tensor(data.x_train, dtype=cfg.dtype)
         y_train = minitorch.tensor(data.y_train)
@@ -460,14 +494,17 @@ def train(
             norm_sums = [0.0] * len(model.layers)
             total_norms = 0.0
             for lo in range(0, n, cfg.batch_size):
-                idx = minitorch.tensor(perm[lo : lo + cfg.batch_size])
+                batch = perm[lo : lo + cfg.batch_size]
+                idx = minitorch.tensor(batch[rank::world])
                 xb = minitorch.take(x_train, idx, axis=0)
                 yb = minitorch.take(y_train, idx, axis=0)
-                loss, norms = train_step(model, xb, yb, cfg.lr, cfg.clip)
+                loss, norms = train_step(
+                    model, xb, yb, cfg.lr, cfg.clip, ddp=ddp, global_batch=len(batch)
+                )
                 if not math.isfinite(loss):
                     diverged = epoch
                     break
-                total_loss += loss * idx.shape[0]
+                total_loss += loss * len(batch)
                 norm_sums = [s + g for s, g in zip(norm_sums, norms, strict=True)]
                 total = math.sqrt(sum(g * g for g in norms))
                 total_norms += total
@@ -859,15 +896,90 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default=d.out, help=f"output folder (default {d.out})")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument(
+        "--nproc",
+        type=int,
+        default=d.nproc,
+        help="train data-parallel in this many local processes on torch.distributed "
+        "(needs torch; default 1). Under torchrun, leave it out: the ranks come from "
+        "the environment",
+    )
     return p
+
+
+def _without_nproc(argv: Sequence[str]) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--nproc":
+            skip = True
+        elif not a.startswith("--nproc="):
+            out.append(a)
+    return out
+
+
+def launch(nproc: int, argv: Sequence[str]) -> int:
+    """``minitorch demo --nproc N``: start ``N`` ranks of the demo on this machine (as
+    ``torchrun --nproc-per-node N`` would: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
+    ``MASTER_ADDR``/``MASTER_PORT`` on a free loopback port) and wait for them. When one
+    rank fails, the others stop at their next collective (at most
+    :data:`minitorch.distributed.DEFAULT_TIMEOUT` seconds later) or are ended; the exit
+    status is the first failure's."""
+    port = distributed.free_port()
+    cmd = [sys.executable, "-m", "minitorch", "demo", *_without_nproc(argv)]
+    procs = []
+    for rank in range(nproc):
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "LOCAL_RANK": str(rank),
+            "WORLD_SIZE": str(nproc),
+            "LOCAL_WORLD_SIZE": str(nproc),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+        }
+        procs.append(subprocess.Popen(cmd, env=env))
+    failed: int | None = None
+    deadline = math.inf
+    try:
+        while any(p.poll() is None for p in procs):
+            for p in procs:
+                if failed is None and p.returncode not in (None, 0):
+                    failed = p.returncode
+                    deadline = time.monotonic() + distributed.DEFAULT_TIMEOUT + 5
+            if time.monotonic() > deadline:
+                for p in procs:
+                    if p.poll() is None:
+                        p.kill()
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait()
+        return 130
+    codes = [p.returncode for p in procs]
+    return failed if failed is not None else next((c for c in codes if c), 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``minitorch demo [options]``: train, print the story, write the outputs."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
-    if args.epochs < 1 or args.batch_size < 1 or args.hidden < 1:
+    if args.epochs < 1 or args.batch_size < 1 or args.hidden < 1 or args.nproc < 1:
         print(
-            "minitorch demo: --epochs, --batch-size and --hidden must be positive", file=sys.stderr
+            "minitorch demo: --epochs, --batch-size, --hidden and --nproc must be positive",
+            file=sys.stderr,
+        )
+        return 2
+    world = int(os.environ.get("WORLD_SIZE", "1") or "1")
+    rank = int(os.environ.get("RANK", "0") or "0") if world > 1 else 0
+    if (args.nproc > 1 or world > 1) and importlib.util.find_spec("torch") is None:
+        print(
+            "minitorch demo: training in several processes runs on torch.distributed, and "
+            "torch is not installed: pip install 'minitorch[torch]'",
+            file=sys.stderr,
         )
         return 2
     if args.backend == "jax" and args.dtype == "float64":
@@ -889,10 +1001,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, ValueError) as exc:
         print(f"minitorch demo: {exc}", file=sys.stderr)
         return 2
-    problem = _usable_device(be) or _writable_folder(pathlib.Path(cfg.out))
+    problem = _usable_device(be) or (rank == 0 and _writable_folder(pathlib.Path(cfg.out)))
     if problem:
         print(f"minitorch demo: {problem}", file=sys.stderr)
         return 2
+    if args.nproc > 1 and world == 1:
+        return launch(args.nproc, argv)
+    if world == 1:
+        return _run(args, cfg, be)
+    try:
+        minitorch.set_backend(cfg.backend, dtype=cfg.dtype, device=cfg.device)
+        distributed.init_process_group()  # Gloo, or NCCL with a GPU per LOCAL_RANK
+        cfg.device = minitorch.get_backend().device
+        cfg.nproc = world
+        if rank == 0:
+            return _run(args, cfg, minitorch.get_backend())
+        with contextlib.redirect_stdout(io.StringIO()):  # rank 0 alone speaks and writes
+            return _run(args, cfg, minitorch.get_backend())
+    except DistributedError as exc:
+        print(f"minitorch demo: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        distributed.destroy_process_group()
+
+
+def _run(args: argparse.Namespace, cfg: Config, be: minitorch.Backend) -> int:
+    """Train and report (rank 0, or the only process); the other ranks train only."""
+    rank = distributed.get_rank()
     wall = time.perf_counter()
     data = build_dataset()
     n_irregular = sum(not v.regular for v in VERBS)
@@ -909,6 +1044,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"SGD lr {cfg.lr}, batch {cfg.batch_size}, clip {cfg.clip}, {cfg.epochs} epochs, "
         f"seed {cfg.seed}"
     )
+    if cfg.nproc > 1:
+        print(
+            f"data parallel: {cfg.nproc} processes on torch.distributed "
+            f"({distributed.backend_name()}), each takes 1/{cfg.nproc} of every batch; "
+            f"gradients summed before each step"
+        )
     layers = len(sizes) - 1
     every = max(1, cfg.epochs // 5)
     bar_shown = sys.stdout.isatty()
@@ -934,9 +1075,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{result.diverged} of {cfg.epochs} (lr {cfg.lr}, clip {cfg.clip}); stopped. "
             f"Nothing was written: {cfg.out} keeps what it held. Try a smaller --lr, or "
             f"--clip to bound each step.",
-            file=sys.stderr,
+            file=sys.stderr if rank == 0 else io.StringIO(),
         )
         return 1
+    if rank != 0:
+        return 0
     print()
     print(summary_table(result))
     print()
