@@ -1,5 +1,6 @@
-"""The Tensor Ops Lab in a real browser: serve the page, click through it with headless
-Chromium (Playwright driving the system's Chromium) and save a screenshot.
+"""The Tensor Ops Lab in a real browser: serve the page, click through it (forward,
+backward, a slider, the step-by-step backward pass, the error demo) with headless Chromium
+(Playwright driving the system's Chromium) and save screenshots.
 
 Run it with ``nox -s browser`` or ``pytest -m browser tests/test_lab_browser.py``. It is
 skipped where Streamlit, Playwright or Chromium is missing. ``MINITORCH_LAB_SCREENSHOT``
@@ -8,6 +9,7 @@ names where the screenshot goes (default: a temporary directory).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import socket
@@ -101,7 +103,7 @@ def server() -> Iterator[str]:
             proc.wait()
 
 
-def test_click_forward_backward_and_error(server: str, chromium: str, tmp_path: Path) -> None:
+def test_click_forward_backward_steps_and_error(server: str, chromium: str, tmp_path: Path) -> None:
     shot = Path(os.environ.get("MINITORCH_LAB_SCREENSHOT", tmp_path / "lab-screenshot.png"))
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
@@ -109,24 +111,47 @@ def test_click_forward_backward_and_error(server: str, chromium: str, tmp_path: 
             page = browser.new_page(viewport={"width": 1400, "height": 1450})
             page.set_default_timeout(60_000)
             page.goto(server)
-            page.get_by_role("button", name="Run forward pass").wait_for()
 
-            # forward: the graph appears (an SVG with the leaves a, b, c and the tanh op)
-            page.get_by_role("button", name="Run forward pass").click()
+            # the forward pass is shown at once: the graph (an SVG with the leaves a, b, c,
+            # the ops and the local derivative on every edge)
             page.get_by_text("Output = ").wait_for()
             graph = page.locator("[data-testid='stGraphVizChart'] svg")
             graph.first.wait_for()
             svg = graph.first.inner_html()
-            for label in ("a", "b", "c", "tanh", "mul", "add"):
+            for label in ("a", "b", "c", "tanh", "a * b", "a + b", "∂ = -1", "∂ = 0.5"):
                 assert f">{label}<" in svg, f"{label!r} missing from the graph"
 
-            # backward: gradients and the finite-difference check
-            page.get_by_role("button", name="Run backward pass").click()
+            # backward: signed gradients, the chain rule and the finite-difference check
+            page.get_by_role("button", name="Backward pass").click()
             page.get_by_text("Gradients match finite differences").wait_for()
-            assert "|grad|" in graph.first.inner_html()
+            svg = graph.first.inner_html()
+            assert ">grad -0.94<" in svg  # d out/da = (1 - y^2) b: signed
+            assert ">g·∂ = -0.94<" in svg
+            assert page.get_by_text("dL/da = dL/d(a*b) · ∂(a*b)/∂a = 0.94 × -1 = -0.94").count()
             shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shot), full_page=True)
             assert page.locator("td", has_text="-0.9400148488").count() == 2  # da: autograd, FD
+
+            # a slider moves: everything is computed again, no button pressed
+            slider = page.get_by_role("slider").first  # a
+            slider.focus()
+            page.keyboard.press("ArrowRight")  # a = 0.55
+            y = math.tanh(0.55 * -1.0 + 0.25)
+            page.get_by_text(f"Output = {y:.6g}").wait_for()
+            page.get_by_text("Gradients match finite differences").wait_for()
+            page.keyboard.press("ArrowLeft")  # back to a = 0.5
+            page.get_by_text(f"Output = {math.tanh(-0.25):.6g}").wait_for()
+
+            # step by step: one op per click, the current one highlighted
+            page.get_by_role("button", name="Backward step by step").click()
+            page.get_by_text("Before the first step").wait_for()
+            for p, title in enumerate(("out = tanh(a*b + c)", "a*b + c", "a*b"), start=1):
+                page.get_by_role("button", name="Next step").click()
+                page.get_by_text(f"Step {p} of 3: {title}").wait_for()
+            page.get_by_text("Backward is complete after 3 steps").wait_for()
+            assert page.get_by_role("button", name="Next step").is_disabled()
+            assert ">g·∂ = 0.47<" in graph.first.inner_html()  # d out/db, passed back
+            page.screenshot(path=str(shot.with_name(f"{shot.stem}-steps.png")), full_page=True)
 
             # simulate error: minitorch's error next to the naive engine's wrong number
             page.get_by_role("button", name="Simulate error").click()

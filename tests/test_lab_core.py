@@ -108,10 +108,26 @@ def test_forward_only_has_no_gradients(key, name):
     assert all(n.grad is None for n in res.nodes)
     for spec in core.EXPRESSIONS[key].inputs:
         assert f'label="{spec.name}\\n' in res.dot, f"leaf {spec.name} missing from the graph"
-    grad_line = re.compile(r"\\?\|grad\\?\| ")  # |grad| (escaped or not)
+    grad_line = re.compile(r"\\n(grad|‖grad‖₂) ")  # a gradient's line in a box
     assert not grad_line.search(res.dot)
     after = core.run(key, VALUES[key], name, backward=True)
     assert len(grad_line.findall(after.dot)) == len(res.nodes)  # every node's gradient
+
+
+@pytest.mark.parametrize("key", EXPRS)
+def test_graph_boxes_show_signed_gradients(key, name):
+    """A one-element gradient is drawn with its sign (-0.94 reads -0.94, not 0.94); a
+    larger one by its norm, labelled as such."""
+    res = core.run(key, VALUES[key], name, backward=True)
+    leaves, inner = _torch_graph(key, VALUES[key])
+    negative = 0
+    for n, t in {**leaves, **inner}.items():
+        g = t.grad.numpy()
+        line = f"grad {g:.4g}" if g.size == 1 else f"‖grad‖₂ {np.linalg.norm(g):.4g}"
+        assert f"\\n{line}" in res.dot, (n, line)
+        negative += g.size == 1 and g < 0
+    # where the sign matters (the neuron's one-element gradients are all positive here)
+    assert negative > 0 or key == "neuron"
 
 
 def test_neuron_relu_off_gives_zero_gradients(name):

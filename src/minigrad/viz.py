@@ -1,12 +1,14 @@
-"""Draw computation graphs with Graphviz.
+"""Draw computation graphs: DOT text, and pictures with Graphviz or without it.
 
 The generic part — :func:`escape_label`, :class:`DotGraph` and :func:`render_dot` — knows
 nothing about :class:`~minigrad.scalar.Value` and can draw any graph (minitorch reuses it for
 tensor graphs). :func:`to_dot` and :func:`render` draw a scalar graph: one record node per
 value (label, data, grad) and one ellipse per operation.
 
-Producing DOT text needs nothing; drawing it needs the Graphviz ``dot`` program, which is a
-system package (``apt-get install graphviz``, ``brew install graphviz``), not a Python one.
+Producing DOT text needs nothing. Drawing it uses the Graphviz ``dot`` program when it is
+installed (a system package: ``apt-get install graphviz``, ``brew install graphviz``);
+without it, SVG pictures are drawn by :mod:`minigrad.layout`, a small layered layout in
+pure Python. PNG and PDF need ``dot``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import os
 import pathlib
 import shutil
 import subprocess
+from collections.abc import Callable
 
+from minigrad import layout
 from minigrad.scalar import Value, topological_order
 
 __all__ = ["DotGraph", "escape_label", "render", "render_dot", "to_dot"]
@@ -59,7 +63,9 @@ class DotGraph:
     """Build DOT text node by node: a tiny, dependency-free writer.
 
     Labels passed to :meth:`node` and :meth:`edge` are escaped with :func:`escape_label`
-    unless ``raw=True`` (for record labels whose ``|`` and ``{ }`` are structure).
+    unless ``raw=True`` (for record labels whose ``|`` and ``{ }`` are structure). The
+    same graph is kept as data in :attr:`graph`, which :func:`render_dot` draws without
+    reading the text back.
 
     Parameters
     ----------
@@ -68,7 +74,7 @@ class DotGraph:
     rankdir : str, optional
         Layout direction, ``"LR"`` (left to right) by default.
     label : str, optional
-        A caption drawn under the graph.
+        A caption drawn above the graph.
 
     Examples
     --------
@@ -81,34 +87,50 @@ class DotGraph:
       rankdir="LR";
       graph [fontname="Helvetica", fontsize="13"];
       node [fontname="Helvetica", fontsize="11"];
+      edge [fontname="Helvetica", fontsize="10"];
       "a" [label="x \\> 0", shape="box"];
       "b" [label="y"];
       "a" -> "b";
     }
+    >>> g.graph.nodes["a"], g.graph.edges
+    ({'label': 'x \\\\> 0', 'shape': 'box'}, [('a', 'b', {})])
     """
 
-    __slots__ = ("_lines", "name")
+    __slots__ = ("_lines", "graph", "name")
 
     def __init__(self, name: str = "graph", rankdir: str = "LR", label: str = "") -> None:
         self.name = name
+        graph_attrs = {"rankdir": escape_label(rankdir), "fontname": "Helvetica", "fontsize": "13"}
+        node_attrs = {"fontname": "Helvetica", "fontsize": "11"}
+        edge_attrs = {"fontname": "Helvetica", "fontsize": "10"}
+        #: the graph as data (values escaped as in the text), for :mod:`minigrad.layout`
+        self.graph = layout.Graph(escape_label(name), graph_attrs, node_attrs, edge_attrs)
         self._lines = [
             f'  rankdir="{escape_label(rankdir)}";',
             '  graph [fontname="Helvetica", fontsize="13"];',
-            '  node [fontname="Helvetica", fontsize="11"];',
+            f"  node [{_attrs(node_attrs)}];",
+            f"  edge [{_attrs(edge_attrs)}];",
         ]
         if label:
+            self.graph.attrs.update(label=escape_label(label), labelloc="t")
             self._lines.insert(0, f'  label="{escape_label(label)}"; labelloc="t";')
 
     def node(self, node_id: str, label: str, *, raw: bool = False, **attrs: str) -> None:
         """Add a node; ``attrs`` are DOT attributes such as ``shape="record"``."""
-        text = label if raw else escape_label(label)
-        extra = {k: escape_label(v) for k, v in attrs.items()}
-        self._lines.append(f'  "{escape_label(node_id)}" [{_attrs({"label": text, **extra})}];')
+        values = {"label": label if raw else escape_label(label)}
+        values.update((k, escape_label(v)) for k, v in attrs.items())
+        self.graph.nodes.setdefault(escape_label(node_id), {}).update(values)
+        self._lines.append(f'  "{escape_label(node_id)}" [{_attrs(values)}];')
 
     def edge(self, tail: str, head: str, **attrs: str) -> None:
         """Add an edge ``tail -> head``."""
-        spec = f" [{_attrs({k: escape_label(v) for k, v in attrs.items()})}]" if attrs else ""
-        self._lines.append(f'  "{escape_label(tail)}" -> "{escape_label(head)}"{spec};')
+        values = {k: escape_label(v) for k, v in attrs.items()}
+        ends = escape_label(tail), escape_label(head)
+        for end in ends:
+            self.graph.nodes.setdefault(end, {})
+        self.graph.edges.append((*ends, values))
+        spec = f" [{_attrs(values)}]" if values else ""
+        self._lines.append(f'  "{ends[0]}" -> "{ends[1]}"{spec};')
 
     def source(self) -> str:
         """Return the DOT document."""
@@ -116,18 +138,37 @@ class DotGraph:
         return f'digraph "{escape_label(self.name)}" {{\n{body}\n}}\n'
 
 
-def render_dot(dot_text: str, path: str | os.PathLike[str], fmt: str | None = None) -> pathlib.Path:
-    """Run Graphviz ``dot`` on ``dot_text`` and write the picture to ``path``.
+_ENGINES = ("auto", "dot", "python")
+_INSTALL = (
+    "Install the system package 'graphviz' (Debian/Ubuntu: sudo apt-get install graphviz; "
+    "macOS: brew install graphviz; conda: conda install graphviz)"
+)
+
+
+def render_dot(
+    dot_text: str | DotGraph,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    *,
+    engine: str = "auto",
+) -> pathlib.Path:
+    """Draw a DOT graph to ``path``: with Graphviz ``dot``, or in pure Python (SVG only).
 
     Parameters
     ----------
-    dot_text : str
-        A DOT document, e.g. from :func:`to_dot` or :meth:`DotGraph.source`.
+    dot_text : str or DotGraph
+        A DOT document, e.g. from :func:`to_dot` or :meth:`DotGraph.source`, or the
+        :class:`DotGraph` itself.
     path : str or os.PathLike
-        Output file; parent directories are created.
+        Output file; parent directories are created. It is written whole or not at all
+        (through a temporary file beside it).
     fmt : str, optional
-        Output format passed as ``dot -T<fmt>``; by default the file suffix (``.svg``,
-        ``.png``, ``.pdf``...).
+        Output format such as ``svg``, ``png`` or ``pdf`` (``dot -T<fmt>``); by default the
+        file suffix.
+    engine : str
+        ``"auto"`` (default): ``dot`` when it is on PATH, else the pure-Python layout of
+        :mod:`minigrad.layout`. ``"dot"``: always Graphviz. ``"python"``: never Graphviz
+        (for SVG, and for DOT text as :class:`DotGraph` writes it: no subgraphs).
 
     Returns
     -------
@@ -137,19 +178,22 @@ def render_dot(dot_text: str, path: str | os.PathLike[str], fmt: str | None = No
     Raises
     ------
     RuntimeError
-        If the ``dot`` program is not installed, or if it rejects the input.
+        If Graphviz is needed (``engine="dot"``, or a format other than SVG) but ``dot``
+        is not installed, or if ``dot`` rejects the input.
+    ValueError
+        For an unknown engine, a path without a suffix and no ``fmt``, a format other
+        than SVG with ``engine="python"``, or DOT text the Python layout cannot read.
 
     Examples
     --------
-    >>> import tempfile, shutil
-    >>> if shutil.which("dot"):
-    ...     with tempfile.TemporaryDirectory() as d:
-    ...         out = render_dot('digraph { a -> b }', pathlib.Path(d) / "g.svg")
-    ...         print(out.read_text().lstrip().startswith("<?xml"))
-    ... else:
-    ...     print(True)
-    True
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = render_dot('digraph { a -> b }', pathlib.Path(d) / "g.svg", engine="python")
+    ...     print(out.read_text().startswith("<?xml"), out.name)
+    True g.svg
     """
+    if engine not in _ENGINES:
+        raise ValueError(f"render_dot: engine must be one of {_ENGINES}, got {engine!r}")
     out = pathlib.Path(path)
     if fmt is None:
         fmt = out.suffix.lstrip(".").lower()
@@ -158,31 +202,44 @@ def render_dot(dot_text: str, path: str | os.PathLike[str], fmt: str | None = No
                 f"render_dot: cannot tell the output format of {str(out)!r}; "
                 "give the file a suffix such as .svg or .png, or pass fmt='svg'"
             )
-    exe = shutil.which("dot")
-    if exe is None:
+    exe = shutil.which("dot") if engine != "python" else None
+    if exe is None and engine == "dot":
         raise RuntimeError(
-            "render_dot needs the Graphviz 'dot' program, which was not found on PATH. "
-            "Install the system package 'graphviz' (Debian/Ubuntu: sudo apt-get install "
-            "graphviz; macOS: brew install graphviz; conda: conda install graphviz), "
-            "or use the DOT text directly."
+            "render_dot(engine='dot') needs the Graphviz 'dot' program, which was not found "
+            f"on PATH. {_INSTALL}, or use engine='python' for SVG."
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # dot writes a temporary file beside the target, renamed onto it when dot succeeded:
-    # an interrupted or failed run never leaves a half-written picture
-    tmp = out.with_name(f".{out.stem}.{os.getpid()}.tmp{out.suffix}")
-    try:
-        result = subprocess.run(
-            [exe, f"-T{fmt}", "-o", str(tmp)],
-            input=dot_text,
-            capture_output=True,
-            text=True,
-            check=False,
+    if exe is None and fmt.lower() != "svg":
+        if engine == "python":
+            raise ValueError(f"render_dot(engine='python') draws SVG only, not {fmt!r}")
+        raise RuntimeError(
+            f"render_dot: only SVG can be drawn without Graphviz, and its 'dot' program was "
+            f"not found on PATH to draw {fmt!r}. {_INSTALL}, or write a .svg file."
         )
+    if exe is None:
+        graph = dot_text.graph if isinstance(dot_text, DotGraph) else layout.parse(dot_text)
+        svg = layout.to_svg(graph).encode()
+        return _write(out, lambda tmp: tmp.write_bytes(svg))
+    text = dot_text.source() if isinstance(dot_text, DotGraph) else dot_text
+
+    def run_dot(tmp: pathlib.Path) -> None:
+        cmd = [exe, f"-T{fmt}", "-o", str(tmp)]  # DOT is UTF-8, whatever the locale
+        result = subprocess.run(cmd, input=text.encode(), capture_output=True, check=False)
         if result.returncode != 0:
             raise RuntimeError(
                 f"Graphviz 'dot -T{fmt}' failed with exit code {result.returncode}: "
-                f"{result.stderr.strip()}"
+                f"{result.stderr.decode(errors='replace').strip()}"
             )
+
+    return _write(out, run_dot)
+
+
+def _write(out: pathlib.Path, write: Callable[[pathlib.Path], object]) -> pathlib.Path:
+    """``write`` a temporary file beside ``out``, renamed onto it once complete: an
+    interrupted or failed run never leaves a half-written picture."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.tmp{out.suffix}")
+    try:
+        write(tmp)
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -210,6 +267,10 @@ def to_dot(root: Value, *, rankdir: str = "LR", title: str = "") -> str:
     >>> "relu(x\\\\>0) | data 6.0000 | grad 1.0000" in text
     True
     """
+    return _graph(root, rankdir, title).source()
+
+
+def _graph(root: Value, rankdir: str, title: str) -> DotGraph:
     graph = DotGraph(name="minigrad", rankdir=rankdir, label=title)
     order = topological_order(root)
     ids = {v: f"v{i}" for i, v in enumerate(order)}
@@ -224,23 +285,30 @@ def to_dot(root: Value, *, rankdir: str = "LR", title: str = "") -> str:
             for p in v.parents:
                 graph.edge(ids[p], op_id)
             graph.edge(op_id, vid)
-    return graph.source()
+    return graph
 
 
-def render(root: Value, path: str | os.PathLike[str], *, title: str = "") -> pathlib.Path:
-    """Draw the graph of ``root`` to ``path`` (format from the suffix) with Graphviz ``dot``.
+def render(
+    root: Value,
+    path: str | os.PathLike[str],
+    *,
+    title: str = "",
+    rankdir: str = "LR",
+    fmt: str | None = None,
+    engine: str = "auto",
+) -> pathlib.Path:
+    """Draw the graph of ``root`` to ``path`` (format from the suffix): see :func:`render_dot`
+    for ``fmt`` and ``engine`` (Graphviz when installed, else SVG in pure Python).
 
     Examples
     --------
-    >>> import tempfile, shutil
+    >>> import tempfile
     >>> x = Value(1.5, label="x")
     >>> y = x.tanh()
     >>> y.backward()
-    >>> if shutil.which("dot"):
-    ...     with tempfile.TemporaryDirectory() as d:
-    ...         print(render(y, pathlib.Path(d) / "y.svg").suffix)
-    ... else:
-    ...     print(".svg")
-    .svg
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = render(y, pathlib.Path(d) / "y.svg", engine="python")
+    ...     print(out.suffix, "grad 0.1807" in out.read_text())
+    .svg True
     """
-    return render_dot(to_dot(root, title=title), path)
+    return render_dot(_graph(root, rankdir, title), path, fmt, engine=engine)

@@ -3,18 +3,22 @@
 The engine records one :class:`~minitorch.autograd.Node` per op application and never
 holds intermediate tensors, so the picture shows what the graph knows:
 
-* one box per op (its name, parameters such as ``axis=1``, and its output shape);
+* one box per op: the op as a person writes it (``a @ b``, ``x[0]``, ``sum(axis=1)``, see
+  :func:`op_label`) and its output's shape;
 * one box per leaf tensor that requires grad (its name, shape, dtype, the first few
-  values and the norm of ``.grad`` once backward has run);
+  values and its gradient once backward has run);
 * one grey box per input that needs no gradient (data, targets, Python numbers), with
   its shape and values while the op still holds them (before backward, or with
   ``retain_graph=True``);
-* values and the gradient norm of the output tensor itself and of every tensor on which
-  ``retain_grad()`` was called, on their op's box.
+* the dtype, values and gradient of the output tensor itself and of every tensor on
+  which ``retain_grad()`` was called, on their op's box;
+* a legend: a gradient of one element is shown signed (``grad -0.94``), a larger one by
+  its L2 norm (``‖grad‖₂ 1.23``, the square root of the sum of squares).
 
 Labels are escaped (:func:`minigrad.viz.escape_label`), so names such as ``relu(x>0)`` or
-``say "hi"`` are drawn as written. Drawing needs the Graphviz ``dot`` program, a system
-package (``apt-get install graphviz``, ``brew install graphviz``).
+``say "hi"`` are drawn as written. Pictures are drawn by :func:`minigrad.viz.render_dot`:
+with the Graphviz ``dot`` program when it is installed (any format), else as SVG by a
+small layout in pure Python.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from minigrad.viz import DotGraph, escape_label, render_dot
 from .engine import Node
 from .tensor import Tensor
 
-__all__ = ["escape_label", "render", "render_dot", "to_dot"]
+__all__ = ["escape_label", "op_label", "render", "render_dot", "to_dot"]
 
 _LEAF: dict[str, Any] = {"style": "filled", "fillcolor": "#dbe9f6", "shape": "box"}
 _CONST: dict[str, Any] = {
@@ -43,6 +47,23 @@ _CONST: dict[str, Any] = {
 }
 _OP: dict[str, Any] = {"style": "rounded,filled", "fillcolor": "#fff4d6", "shape": "box"}
 _ROOT: dict[str, Any] = {"style": "rounded,filled", "fillcolor": "#d4f0d4", "shape": "box"}
+_NOTE: dict[str, Any] = {"shape": "note", "fontsize": "10", "fontcolor": "#444444"}
+
+#: ops written as operators (``a`` is input 0, ``b`` input 1)
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "matmul": "@"}
+#: ops whose one parameter is written as positional arguments: ``reshape(2, 3)``
+_POSITIONAL = {"reshape": "shape", "broadcast_to": "shape", "permute_dims": "axes"}
+#: parameters left at their usual value, not shown (nor None, False and internal flags;
+#: a loss shows its reduction, which sets the gradient's scale)
+_USUAL = {("correction", 0.0), ("k", 0)}
+#: what the legend says, in its order, for each kind of line the picture holds
+_LEGEND = {
+    "grad": "grad v: the gradient of the output with respect to it (one element)",
+    "norm": "‖grad‖₂ v: the L2 norm of a larger gradient, sqrt(sum of squares)",
+    "data": "data [...]: its first values, row by row",
+    "bare": "op box with a shape only: a result not kept (retain_grad() keeps it)",
+    "const": "grey box, dashed edge: an input that needs no gradient",
+}
 
 
 def _number(v: Any) -> str:
@@ -63,36 +84,86 @@ def _values(arr: np.ndarray, max_values: int) -> str:
     return f"[{shown}{more}]"
 
 
-def _norm(arr: np.ndarray) -> str:
+def _grad(arr: np.ndarray, facts: set[str]) -> str:
+    """``grad -0.94`` for one element (signed), else ``‖grad‖₂ 1.23``."""
     a = np.asarray(arr, dtype=np.float64)
-    return _number(math.sqrt(float(np.sum(a * a))))
+    if a.size == 1:
+        facts.add("grad")
+        return f"grad {_number(a.reshape(-1)[0])}"
+    facts.add("norm")
+    return f"‖grad‖₂ {_number(math.sqrt(float(np.sum(a * a))))}"
 
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _params(node: Node) -> str:
+def _index(e: Any, node: Node) -> str:
+    """One element of an indexing key as written in ``x[...]``."""
+    if e is Ellipsis:
+        return "..."
+    if isinstance(e, slice):
+        text = ":".join("" if v is None else str(v) for v in (e.start, e.stop))
+        return text if e.step is None else f"{text}:{e.step}"
+    if hasattr(e, "dtype"):  # an index array or a mask
+        host = np.asarray(node.backend.to_numpy(e))
+        if host.dtype == np.bool_:
+            return "mask"
+        return _values(host, 4)
+    return str(e)
+
+
+def op_label(node: Node) -> str:
+    """How a person writes ``node``'s op: ``a @ b``, ``x[0, 1:]``, ``sum(axis=1)``, ``relu``.
+
+    Binary operators name their inputs ``a`` (input 0) and ``b`` (input 1), indexing and
+    negation the input ``x``; other ops show their name and the parameters that are not
+    at their usual value.
+
+    Examples
+    --------
+    >>> x = minitorch.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> ys = [x @ x.T, x[0, 1:], x[:, [1, 0]], x.sum(axis=1), -x, x.reshape(2, 1), x.T]
+    >>> [op_label(y.grad_fn) for y in ys]
+    ['a @ b', 'x[0, 1:]', 'x[:, [1, 0]]', 'sum(axis=1)', '-x', 'reshape(2, 1)', 'transpose']
+    """
+    name, params = node.op.name, node.params
+    if name in _INFIX:
+        return f"a {_INFIX[name]} b"
+    if name == "neg":
+        return "-x"
+    if name == "getitem":
+        key = list(params["key"])
+        if len(key) > 1 and key[-1] is Ellipsis:  # added by the op: x[0] is x[0, ...]
+            key.pop()
+        return f"x[{', '.join(_index(e, node) for e in key)}]"
+    if name == "permute_dims" and list(params["axes"]) == list(range(len(params["axes"])))[::-1]:
+        return "transpose"
+    if name in _POSITIONAL and isinstance(params.get(_POSITIONAL[name]), tuple):
+        return f"{name}({', '.join(str(s) for s in params[_POSITIONAL[name]])})"
     shown = []
-    for k, v in node.params.items():
+    for k, v in params.items():
         simple = isinstance(v, bool | int | float | str) or (
             isinstance(v, tuple) and all(isinstance(e, int) for e in v)
         )
-        if simple and v is not False:  # flags left at False are the usual default
-            shown.append(f"{k}={v}")
-    return f"({', '.join(shown)})" if shown else ""
+        if isinstance(v, type):  # a dtype
+            shown.append(f"{k}={node.backend.dtype_name(v)}")
+        elif simple and v is not False and (k, v) not in _USUAL:  # no arrays (class weights)
+            shown.append(f"{k}={_number(v) if isinstance(v, float) else v}")
+    return f"{name}({', '.join(shown)})" if shown else name
 
 
-def _tensor_lines(t: Tensor, max_values: int, *, with_grad: bool = True) -> list[str]:
+def _tensor_lines(t: Tensor, max_values: int, facts: set[str], *, with_grad: bool) -> list[str]:
+    """Shape and dtype, the first values and the gradient of a tensor the graph holds."""
     be = t.backend
     lines = [f"{_shape(t.shape)} {be.dtype_name(t.data.dtype)}"]
     if max_values > 0:
+        facts.add("data")
         lines.append(f"data {_values(t.numpy(), max_values)}")
-    if with_grad:
-        if t.grad is None:
-            lines.append("grad: none yet")
-        else:
-            lines.append(f"|grad| {_norm(be.to_numpy(t.grad))}")
+    if t.grad is not None:
+        lines.append(_grad(be.to_numpy(t.grad), facts))
+    elif with_grad:
+        lines.append("grad: none yet")
     return lines
 
 
@@ -135,7 +206,7 @@ def to_dot(
     title : str
         A caption for the picture.
     rankdir : str
-        Graphviz layout direction: ``"TB"`` (inputs on top) or ``"LR"``.
+        Layout direction: ``"TB"`` (inputs on top) or ``"LR"``.
     edge_label : callable, optional
         ``edge_label(node, k)``: a label for the edge from input ``k`` of op ``node``
         (the lab writes local derivatives there); ``None`` draws no label.
@@ -154,32 +225,46 @@ def to_dot(
     >>> y = (x * x).sum()
     >>> y.backward()
     >>> text = to_dot(y)
-    >>> "7.483" in text               # the norm of x.grad = 2x: sqrt(4 + 16 + 36)
+    >>> "‖grad‖₂ 7.483" in text       # the norm of x.grad = 2x: sqrt(4 + 16 + 36)
     True
     >>> print(text.count("->"))
     3
     """
+    return _graph(tensor, max_values, title, rankdir, edge_label, node_style).source()
+
+
+def _graph(
+    tensor: Tensor,
+    max_values: int,
+    title: str,
+    rankdir: str,
+    edge_label: EdgeLabel | None,
+    node_style: NodeStyle | None,
+) -> DotGraph:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dot: expected a minitorch Tensor, got {type(tensor).__name__}")
     g = DotGraph(name="minitorch", rankdir=rankdir, label=title)
+    facts: set[str] = set()  # the kinds of lines drawn, for the legend
     root_node = tensor.grad_fn
     if root_node is None:
-        lines = [tensor.name or "tensor", *_tensor_lines(tensor, max_values)]
+        lines = [tensor.name or "tensor", *_tensor_lines(tensor, max_values, facts, with_grad=True)]
         g.node("t0", "\n".join(lines), **_LEAF if tensor.requires_grad else _CONST)
-        return g.source()
+        _legend(g, facts)
+        return g
 
     nodes = _walk(root_node)
     op_ids = {id(n): f"op{i}" for i, n in enumerate(nodes)}
     leaf_ids: dict[int, str] = {}
     for n in nodes:
         nid = op_ids[id(n)]
-        op_line = f"{n.op.name}{_params(n)}"
         known = tensor if n is root_node else (n.retain() if n.retain is not None else None)
         if known is None:
-            lines = [op_line, f"out {_shape(n.shape)}"]
+            facts.add("bare")
+            lines = [op_label(n), _shape(n.shape)]
         else:
             lines = [known.name] if known.name else []
-            lines += [op_line, *_tensor_lines(known, max_values, with_grad=known.grad is not None)]
+            lines.append(op_label(n))
+            lines += _tensor_lines(known, max_values, facts, with_grad=n.retain is not None)
         style = dict(_ROOT if n is root_node else _OP)
         if node_style is not None:
             style.update(node_style(n) or {})
@@ -193,11 +278,11 @@ def to_dot(
             elif isinstance(e, Tensor):
                 if id(e) not in leaf_ids:
                     lid = leaf_ids[id(e)] = f"t{len(leaf_ids)}"
-                    g.node(
-                        lid, "\n".join([e.name or "leaf", *_tensor_lines(e, max_values)]), **_LEAF
-                    )
+                    lines = [e.name or "leaf", *_tensor_lines(e, max_values, facts, with_grad=True)]
+                    g.node(lid, "\n".join(lines), **_LEAF)
                 g.edge(leaf_ids[id(e)], nid, **extra)
             else:
+                facts.add("const")
                 cid = f"c{nid[2:]}_{k}"
                 lines = [f"input {k} (no grad)"]
                 arr = n.saved_input(k)
@@ -208,7 +293,16 @@ def to_dot(
                         lines.append(f"data {_values(host, max_values)}")
                 g.node(cid, "\n".join(lines), **_CONST)
                 g.edge(cid, nid, style="dashed", **extra)
-    return g.source()
+    _legend(g, facts)
+    return g
+
+
+def _legend(g: DotGraph, facts: set[str]) -> None:
+    """A note that says what the lines of the boxes mean (left-aligned lines)."""
+    if not facts:
+        return
+    lines = ["legend", *(text for key, text in _LEGEND.items() if key in facts)]
+    g.node("legend", "".join(escape_label(line) + "\\l" for line in lines), raw=True, **_NOTE)
 
 
 def render(
@@ -219,23 +313,26 @@ def render(
     title: str = "",
     rankdir: str = "TB",
     fmt: str | None = None,
+    engine: str = "auto",
+    edge_label: EdgeLabel | None = None,
+    node_style: NodeStyle | None = None,
 ) -> pathlib.Path:
     """Draw the graph of ``tensor`` to ``path`` (SVG, PNG, PDF... from the suffix).
 
-    Needs the Graphviz ``dot`` program; raises ``RuntimeError`` naming the ``graphviz``
-    system package when it is missing.
+    The options are :func:`to_dot`'s, and ``fmt`` and ``engine`` those of
+    :func:`render_dot`: by default the Graphviz ``dot`` program draws the picture when it
+    is installed, else (SVG only) a small layout in pure Python. A format other than SVG
+    without ``dot`` raises ``RuntimeError`` naming the ``graphviz`` system package.
 
     Examples
     --------
-    >>> import shutil, tempfile
+    >>> import tempfile
     >>> x = minitorch.tensor([1.0, 2.0], requires_grad=True)
     >>> y = x.tanh().sum()
-    >>> if shutil.which("dot"):
-    ...     with tempfile.TemporaryDirectory() as d:
-    ...         print(render(y, pathlib.Path(d) / "g.svg").suffix)
-    ... else:
-    ...     print(".svg")
-    .svg
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = render(y, pathlib.Path(d) / "g.svg", engine="python")
+    ...     print(out.suffix, "tanh" in out.read_text())
+    .svg True
     """
-    text = to_dot(tensor, max_values=max_values, title=title, rankdir=rankdir)
-    return render_dot(text, path, fmt=fmt)
+    g = _graph(tensor, max_values, title, rankdir, edge_label, node_style)
+    return render_dot(g, path, fmt, engine=engine)

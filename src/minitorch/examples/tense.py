@@ -34,7 +34,6 @@ import json
 import math
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
@@ -76,7 +75,6 @@ OUTPUTS = (
     "overview.png",
 )
 PLOTS_HINT = "pip install 'minitorch[plots]' for plots"
-GRAPHVIZ_HINT = "install Graphviz (the 'graphviz' system package) to draw graph.svg"
 
 
 # --------------------------------------------------------------------------- model
@@ -129,8 +127,12 @@ class MLP:
         h = x
         last = len(self.layers) - 1
         for i, (w, b) in enumerate(self.layers):
-            z = h @ w + b
+            hw = h @ w
+            z = hw + b
             if retain:
+                hw.name = f"h{i} @ W{i + 1}"
+                hw.retain_grad()
+                self.retained.append(hw)
                 z.name = "logits" if i == last else f"z{i + 1} = h{i} @ W{i + 1} + b{i + 1}"
                 z.retain_grad()
                 self.retained.append(z)
@@ -603,8 +605,8 @@ def write_metrics(result: TrainResult, out: pathlib.Path) -> list[pathlib.Path]:
 def write_graph(result: TrainResult, out: pathlib.Path) -> tuple[list[pathlib.Path], str | None]:
     """Draw one forward/backward of a two-phrase validation batch with the best weights.
 
-    Always writes ``graph.dot``; ``graph.svg`` too when Graphviz is installed. Returns the
-    files and a note when the SVG could not be drawn.
+    Writes ``graph.dot`` and ``graph.svg`` (with Graphviz when it is installed, else with
+    minitorch's own layout). Returns the files and a note (None: nothing to say).
     """
     cfg = result.config
     with minitorch.use_backend(cfg.backend, dtype=cfg.dtype, device=cfg.device):
@@ -615,13 +617,12 @@ def write_graph(result: TrainResult, out: pathlib.Path) -> tuple[list[pathlib.Pa
         y = minitorch.tensor(result.data.y_val[rows])
         loss = minitorch.cross_entropy(model(x, retain=True), y)
         loss.name = "loss"
+        loss.retain_grad()  # its box shows d loss / d loss = 1, as every other box its grad
         loss.backward(retain_graph=True)
         phrases = " / ".join(f'"{result.data.cells_val[r].phrase}"' for r in rows)
         text = viz.to_dot(loss, title=f"one forward/backward of {phrases} (best weights)")
     dot_path = out / "graph.dot"
     write_text(dot_path, text)
-    if shutil.which("dot") is None:
-        return [dot_path], GRAPHVIZ_HINT
     return [dot_path, viz.render_dot(text, out / "graph.svg")], None
 
 

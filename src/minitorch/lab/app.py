@@ -1,9 +1,10 @@
 """The Tensor Ops Lab page (Streamlit). Start it with ``minitorch lab``.
 
-The page only draws: the expressions, the passes, the finite-difference check and the
-in-place error demo live in :mod:`minitorch.lab.core`. Every result is stored with the
-inputs it was computed from (expression, backend, slider values), so moving a slider or
-changing a choice clears a stale graph instead of showing it next to new numbers.
+The page only draws: the expressions, the passes, the chain rule, the step-by-step
+backward pass, the finite-difference check and the in-place error demo live in
+:mod:`minitorch.lab.core`. The buttons choose a view; what the view shows is computed
+again from the current inputs on every rerun, so moving a slider updates the graph and
+every number at once (the step-by-step view keeps its step).
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ import streamlit as st
 
 from minitorch.lab import core
 
-RESULT = "lab_result"  # session-state key: {"inputs": ..., "kind": ..., "result": ...}
+MODE = "lab_mode"  # session-state key: the view shown, a key of VIEWS
+STEP = "lab_step"  # session-state key: how many backward steps the step-by-step view has done
+STEP_FOR = "lab_step_for"  # session-state key: the (expression, options) those steps are of
+VIEWS = {
+    "forward": "Forward pass",
+    "backward": "Backward pass",
+    "steps": "Backward step by step",
+    "simulate": "Simulate error",
+}
 
 
 def _fmt(v: Any) -> str:
@@ -72,14 +81,39 @@ def _sidebar() -> tuple[core.Expression, str, dict[str, list[float]], dict[str, 
     return expr, backend, values, options
 
 
+# ---------------------------------------------------------------------------- callbacks
+def _show_view(mode: str) -> None:
+    st.session_state[MODE] = mode
+    if mode == "steps":  # start the walk from the beginning
+        st.session_state[STEP] = 0
+
+
+def _next_step(n: int) -> None:
+    st.session_state[STEP] = min(int(st.session_state.get(STEP, 0)) + 1, n)
+
+
+def _reset_steps() -> None:
+    st.session_state[STEP] = 0
+
+
+# ---------------------------------------------------------------------------- views
+GRAPH_LEGEND = (
+    "Leaves (the inputs) are the blue boxes, the output L is green. A box shows its "
+    "gradient once backward has reached it: the signed value for a number, the norm "
+    "(labelled) for a vector; the tables list every value with its sign. Each arrow is "
+    "labelled with its **local derivative** ∂ (how the op's output moves with that "
+    "input), known as soon as the forward pass has run"
+)
+
+
 def _show_nodes(res: core.LabResult) -> None:
     rows = [
         {
             "tensor": n.name,
             "kind": n.kind,
-            "op": n.op or "—",
+            "computed as": n.expression or "—",
             "value": _fmt(n.value),
-            "grad": "—" if n.grad is None else _fmt(n.grad),
+            "dL/d(tensor)": "—" if n.grad is None else _fmt(n.grad),
         }
         for n in res.nodes
     ]
@@ -88,40 +122,136 @@ def _show_nodes(res: core.LabResult) -> None:
 
 def _show_forward(res: core.LabResult) -> None:
     st.subheader("Forward pass" if not res.backward_done else "Forward and backward pass")
+    out = res.nodes[-1].name
     st.markdown(
-        f"Output = **{res.output:.6g}**, computed on `{res.backend}` ({res.dtype}). "
-        "Leaves (the inputs) are the blue boxes, the output is green; a box's |grad| is the "
-        "norm of its gradient, the table lists the values."
+        f"Output = **{res.output:.6g}** (L = `{out}`), computed on `{res.backend}` ({res.dtype})."
     )
     left, right = st.columns(2)
     with left:
         st.graphviz_chart(res.dot)
+        more = "; after backward also with what flowed back along it, g·∂" * res.backward_done
+        st.caption(GRAPH_LEGEND + more + ".")
     with right:
         _show_nodes(res)
-    if res.backward_done:
-        st.subheader("Gradient check")
-        st.markdown(
-            "Each leaf's gradient from `backward()` next to a central finite difference "
-            "(f(x+h) − f(x−h)) / 2h."
-        )
+        st.markdown("**Local derivatives** (one per arrow, from each op's own VJP rule)")
         _table(
             [
                 {
-                    "d output / d": r.label,
-                    "autograd": f"{r.autograd:.10g}",
-                    "finite difference": f"{r.finite_diff:.10g}",
-                    "difference": f"{r.abs_err:.2e}",
+                    "local derivative": d.symbol,
+                    "formula": d.formula or "—",
+                    "value at these inputs": d.value_text,
                 }
-                for r in res.checks
+                for d in res.locals
             ]
         )
-        tol = 1e-6 if res.dtype == "float64" else 1e-2
-        if res.max_abs_err <= tol:
-            st.success(
-                f"Gradients match finite differences (max |difference| {res.max_abs_err:.1e})."
+    if not res.backward_done:
+        return
+    st.subheader("The chain rule")
+    st.markdown(
+        "Each gradient is the sum, over the ops that used the tensor, of that op's "
+        "gradient times its local derivative: dL/dx = Σ dL/dh · ∂h/∂x. Backward computes "
+        "them from the output down, so every factor is known when it is needed "
+        "(**Backward step by step** shows it one op at a time)."
+    )
+    st.code("\n".join(c.text for c in res.chain), language=None)
+    st.subheader("Gradient check")
+    st.markdown(
+        "Each leaf's gradient from `backward()` next to a central finite difference "
+        "(f(x+h) − f(x−h)) / 2h."
+    )
+    _table(
+        [
+            {
+                "dL / d": r.label,
+                "autograd": f"{r.autograd:.10g}",
+                "finite difference": f"{r.finite_diff:.10g}",
+                "difference": f"{r.abs_err:.2e}",
+            }
+            for r in res.checks
+        ]
+    )
+    tol = 1e-6 if res.dtype == "float64" else 1e-2
+    if res.max_abs_err <= tol:
+        st.success(f"Gradients match finite differences (max |difference| {res.max_abs_err:.1e}).")
+    else:
+        st.warning(f"Largest |difference| {res.max_abs_err:.1e} (above {tol:g}).")
+
+
+def _show_steps(walk: core.Walkthrough) -> None:
+    n = len(walk.steps)
+    p = min(int(st.session_state.get(STEP, 0)), n)
+    st.subheader("Backward, step by step")
+    st.markdown(
+        "Backward visits the ops in topological order: an op once every op that used its "
+        "output is done, so the gradient flowing into it is complete. There it multiplies "
+        "that gradient by the op's local derivatives (the chain rule) and adds the "
+        f"products to the inputs' gradients. L = `{walk.output_name}` = "
+        f"**{walk.output:.6g}**, on `{walk.backend}` ({walk.dtype})."
+    )
+    buttons = st.columns([1, 1, 4])
+    buttons[0].button(
+        "Next step", key="next", on_click=_next_step, args=(n,), disabled=p >= n, type="primary"
+    )
+    buttons[1].button("Reset", key="reset", on_click=_reset_steps, disabled=p == 0)
+    st.progress(p / n, text=f"Step {p} of {n}")
+    left, right = st.columns(2)
+    with left:
+        st.graphviz_chart(walk.dots[p])
+        st.caption(
+            "Orange: the op of this step; green: done; grey: still to do. Each arrow "
+            "shows its local derivative ∂ and, once its op is done, what flowed back "
+            "along it, g·∂. The boxes show the gradients accumulated so far."
+        )
+    with right:
+        if p == 0:
+            order = ", ".join(f"`{s.title}`" for s in walk.steps)
+            st.markdown(
+                f"**Before the first step.** Backward starts from the output with the "
+                f"seed dL/dL = 1 (L is `{walk.output_name}`). It will visit: {order}. "
+                "Press **Next step**."
             )
         else:
-            st.warning(f"Largest |difference| {res.max_abs_err:.1e} (above {tol:g}).")
+            step = walk.steps[p - 1]
+            st.markdown(
+                f"**Step {p} of {n}: `{step.title}`** (op `{step.op}`; its VJP rule: `{step.rule}`)"
+            )
+            st.markdown(
+                f"Incoming gradient `{core.grad_symbol(step.name)}` = "
+                f"**{core.fmt(step.upstream)}**: complete, since every op that used "
+                f"`{step.name}` was done before."
+            )
+            _table(
+                [
+                    {
+                        "input": c.local.input,
+                        "local derivative": c.local.text,
+                        "adds g · ∂": c.product + " = " + core.fmt(c.value),
+                        "its gradient now": core.fmt(c.total),
+                    }
+                    for c in step.contributions
+                ]
+            )
+            st.code("\n".join(c.text for c in step.contributions), language=None)
+        grads = walk.grads(p)
+        names = [*walk.leaves, *(s.name for s in sorted(walk.steps, key=lambda s: s.node_id))]
+        st.markdown("**Gradients so far**")
+        _table(
+            [
+                {"tensor": name, "dL/d(tensor)": core.fmt(grads[name]) if name in grads else "—"}
+                for name in names
+            ]
+        )
+    if p == n:
+        ref = walk.backward_grads
+        same = all(np.allclose(grads[k], ref[k], rtol=1e-9, atol=1e-12) for k in walk.leaves)
+        summary = ", ".join(f"{core.grad_symbol(k)} = {core.fmt(ref[k])}" for k in walk.leaves)
+        if same:
+            st.success(
+                f"Backward is complete after {n} steps: the sums equal what `backward()` "
+                f"computes ({summary})."
+            )
+        else:  # pragma: no cover - tested in core: the walk is the engine's pass
+            st.warning(f"The sums differ from backward()'s gradients ({summary}).")
 
 
 def _show_error(demo: core.ErrorDemo) -> None:
@@ -137,7 +267,7 @@ def _show_error(demo: core.ErrorDemo) -> None:
     _table(
         [
             {
-                "d output / d": r.label,
+                "dL / d": r.label,
                 "correct (minitorch)": f"{r.correct:.10g}",
                 "naive engine": f"{r.naive:.10g}",
                 "naive vs correct": "WRONG" if r.wrong else "same",
@@ -159,52 +289,43 @@ def page() -> None:
     st.title("minitorch · Tensor Ops Lab")
     expr, backend, values, options = _sidebar()
     st.markdown(f"### `{expr.title}`\n{expr.description}")
-    inputs = (
-        expr.key,
-        backend,
-        tuple((k, tuple(v)) for k, v in values.items()),
-        tuple(sorted(options.items())),
-    )
+    mode = str(st.session_state.setdefault(MODE, "forward"))
+    structure = (expr.key, tuple(sorted(options.items())))
+    if st.session_state.get(STEP_FOR) != structure:  # another graph: its steps start over
+        st.session_state[STEP_FOR] = structure
+        st.session_state[STEP] = 0
 
-    state = st.session_state.get(RESULT)
-    if state is not None and state["inputs"] != inputs:
-        del st.session_state[RESULT]  # the inputs moved: the graph is stale
-        state = None
-        st.info("The inputs changed, so the old graph was cleared. Run the forward pass again.")
-
-    cols = st.columns(3)
-    clicked = None
-    if cols[0].button("Run forward pass", key="forward", type="primary"):
-        clicked = "forward"
-    if cols[1].button("Run backward pass", key="backward"):
-        clicked = "backward"
-    if cols[2].button("Simulate error", key="simulate"):
-        clicked = "error"
-
-    if clicked is not None:
-        try:
-            if clicked == "error":
-                result: Any = core.simulate_error(expr.key, values, backend, options=options)
-            else:
-                result = core.run(
-                    expr.key, values, backend, backward=clicked == "backward", options=options
-                )
-        except Exception as exc:  # show it, never crash the page
-            st.error(f"{clicked} on backend {backend!r} failed: {type(exc).__name__}: {exc}")
-            st.session_state.pop(RESULT, None)
-            return
-        state = st.session_state[RESULT] = {"inputs": inputs, "kind": clicked, "result": result}
-
-    if state is None:
-        st.markdown(
-            "Set the inputs in the sidebar, then **Run forward pass** to draw the graph, "
-            "**Run backward pass** to fill in the gradients, or **Simulate error** to see "
-            "what an in-place change after the forward pass does."
+    cols = st.columns(len(VIEWS))
+    for col, (view, label) in zip(cols, VIEWS.items(), strict=True):
+        col.button(
+            label,
+            key=view,
+            on_click=_show_view,
+            args=(view,),
+            type="primary" if view == mode else "secondary",
         )
-    elif state["kind"] == "error":
-        _show_error(state["result"])
+    st.caption("The view follows the inputs: move a slider and everything is recomputed.")
+
+    try:
+        result: Any
+        if mode == "simulate":
+            result = core.simulate_error(expr.key, values, backend, options=options)
+        elif mode == "steps":
+            result = core.backward_steps(expr.key, values, backend, options=options)
+        else:
+            backward = mode == "backward"
+            result = core.run(expr.key, values, backend, backward=backward, options=options)
+    except Exception as exc:  # show it, never crash the page
+        st.error(
+            f"{VIEWS.get(mode, mode)} on backend {backend!r} failed: {type(exc).__name__}: {exc}"
+        )
+        return
+    if isinstance(result, core.ErrorDemo):
+        _show_error(result)
+    elif isinstance(result, core.Walkthrough):
+        _show_steps(result)
     else:
-        _show_forward(state["result"])
+        _show_forward(result)
 
 
 if __name__ == "__main__":
