@@ -11,6 +11,7 @@ import pytest
 import minitorch
 from minitorch.autograd import apply
 from minitorch.cli import main
+from minitorch.errors import OpError
 from minitorch.ops import REGISTRY
 from minitorch.ops._registry import Facts, OpDef, Sample
 
@@ -165,6 +166,89 @@ def test_a_wrong_forward_fails_the_check(
     assert "forward differs from the torch reference" in out
 
 
+@pytest.mark.backend_independent
+def test_every_op_is_checked_none_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    """A full run: no op is skipped for want of samples (astype and move have theirs),
+    and the zero-size variants of every op's samples are checked too."""
+    pytest.importorskip("torch", reason="PyTorch is the forward reference")
+    diff = {n for n, op in REGISTRY.items() if op.builtin and op.differentiable}
+    rc = main(["check", "--fast", "--ops", ",".join(sorted(diff))])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "skip:" not in out and "no samples" not in out, out
+    rows = _rows(out)
+    assert set(rows) == diff and {"astype", "move"} <= set(rows), set(rows) ^ diff
+    assert all(r[3] == "ok" for r in rows.values()), out
+    m = re.search(r"(\d+) zero-size variant\(s\) checked; (\d+) sample\(s\) refused", out)
+    assert m and int(m.group(1)) >= 100 and int(m.group(2)) >= 10, out
+    assert re.search(
+        rf"{len(diff)} op\(s\) checked on numpy: {len(diff)} passed, 0 failed, 0 sk", out
+    )
+
+
+def test_move_is_checked_on_each_backend(backend: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """move's samples: to NumPy, and to the default device of the tensor's own backend
+    (array-api-strict's CPU_DEVICE from device1), with their zero-size variants."""
+    pytest.importorskip("torch", reason="PyTorch is the forward reference")
+    rc = main(_check(backend, "--ops", "move,astype"))
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    rows = _rows(out)
+    assert rows["move"][3] == "ok" and rows["astype"][3] == "ok", out
+    assert re.search(r"^move\s+4\s", out, re.M), out  # 2 samples, 2 zero-size variants
+
+
+def _exp_empty_refused(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    if 0 in x.shape:
+        raise OpError(f"empty_exp: refuses the zero-size shape {tuple(x.shape)}")
+    return _exp(xp, x)
+
+
+def _max_of_nothing_is_zero(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+    out = xp.zeros((), dtype=x.dtype, device=x.device) if 0 in x.shape else xp.max(x)
+    return out, (x, out)
+
+
+def _max_vjp(xp: Any, g: Any, saved: Any, needs: Any) -> tuple[Any]:
+    x, out = saved
+    hit = xp.astype(x == out, x.dtype)
+    return (g * hit / xp.sum(hit),)
+
+
+def test_zero_size_variants_are_held_to_the_reference(
+    backend: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An op that refuses a zero-size input PyTorch computes fails the check, and so does
+    one that returns a value where PyTorch refuses (the max of nothing)."""
+    pytest.importorskip("torch", reason="PyTorch is the forward reference")
+    refuses = _fake_op("empty_exp", _exp_empty_refused, _exp_vjp)
+    zero_max = _fake_op("zero_max", _max_of_nothing_is_zero, _max_vjp)
+    object.__setattr__(
+        zero_max,
+        "facts",
+        Facts(ref=lambda torch, x: torch.amax(x, dim=(0, 1)), samples=(Sample(((3, 4),)),)),
+    )
+    monkeypatch.setitem(REGISTRY, "empty_exp", refuses)
+    monkeypatch.setitem(REGISTRY, "zero_max", zero_max)
+    rc = main(_check(backend, "--ops", "empty_exp,zero_max,max"))
+    out = capsys.readouterr().out
+    assert rc == 1, out
+    rows = _rows(out)
+    assert rows["empty_exp"][3] == "FAIL" and rows["zero_max"][3] == "FAIL", out
+    assert rows["max"][3] == "ok", out  # it refuses the max of nothing, as PyTorch
+    assert re.search(
+        r"empty_exp sample 2 \(zero-size \(0, 4\).*refuses .*but the torch reference "
+        r"computes it",
+        out,
+    ), out
+    assert re.search(
+        r"zero_max sample 1 \(zero-size \(0, 4\).*the torch reference refuses it .*but "
+        r"the op returned a result",
+        out,
+    ), out
+
+
 def test_the_fakes_did_not_leak() -> None:
-    assert "bad_exp" not in REGISTRY and "off_exp" not in REGISTRY
+    for name in ("bad_exp", "off_exp", "empty_exp", "zero_max"):
+        assert name not in REGISTRY
     assert minitorch.REGISTRY is REGISTRY

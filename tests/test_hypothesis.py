@@ -199,9 +199,9 @@ def _check_case(op: OpDef, arrays: list[Any], params: dict[str, Any], backend: A
         if want and out.requires_grad:
             seed = zlib.crc32(repr(what).encode())
             g = np.random.default_rng(seed).standard_normal(tuple(tout.shape))
-            out.backward(
+            out.backward(  # on the output's backend (move's is not the input's)
                 minitorch.Tensor._make(
-                    backend.from_numpy(g, out.dtype, out.device), out.backend, None
+                    out.backend.from_numpy(g, out.dtype, out.device), out.backend, None
                 )
             )
             tgrads = torch.autograd.grad(

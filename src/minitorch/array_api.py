@@ -18,15 +18,28 @@ of the current backend (:func:`minitorch.get_backend`).
 from __future__ import annotations
 
 import math as _math
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from .backend import Backend, get_backend
+import array_api_compat
+import numpy as np
+
+from .backend import Backend, as_array, get_backend
+from .errors import OpError
 from .ops import REGISTRY, OpDef, call
-from .tensor import Tensor, register_namespace
+from .ops.reduction import normalize_axes
+from .tensor import Tensor, describe, register_namespace
 
 __array_api_version__ = "2024.12"
-__all__ = ["Namespace", "namespace"]
+__all__ = [
+    "Info",
+    "Namespace",
+    "UniqueAllResult",
+    "UniqueCountsResult",
+    "UniqueInverseResult",
+    "namespace",
+]
 
 # dtypes, constants and dtype helpers come from the backend's own namespace
 _PASSTHROUGH = frozenset(
@@ -64,10 +77,6 @@ _NO_GRAD = {
     "less_equal": "le",
     "greater": "gt",
     "greater_equal": "ge",
-    "argmax": "argmax",
-    "argmin": "argmin",
-    "all": "all",
-    "any": "any",
     "sign": "sign",
     "isfinite": "isfinite",
     "logical_not": "logical_not",
@@ -86,6 +95,101 @@ def _op_named(name: str) -> OpDef | None:
     return None
 
 
+class UniqueAllResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def _library_info(backend: Backend) -> Any:
+    """The ``__array_namespace_info__()`` of the backend's own library."""
+    probe = backend.xp.asarray(0, device=backend.device)
+    with warnings.catch_warnings():  # torch warns while it lists its device types
+        warnings.simplefilter("ignore")
+        return array_api_compat.array_namespace(probe).__array_namespace_info__()
+
+
+class Info:
+    """What ``xp.__array_namespace_info__()`` returns (Array API 2024.12): the
+    capabilities, devices and dtypes of one backend's differentiable namespace.
+
+    Devices and dtypes are those of the backend's library; the default real floating
+    dtype and the default device are the backend's own (``minitorch.use_backend(...,
+    dtype=, device=)``). Only real floating tensors carry gradients. minitorch runs
+    eagerly, so boolean indexing and data-dependent shapes (``nonzero``, ``unique_*``)
+    work on every backend, JAX included. The optional ``linalg`` and ``fft`` extensions
+    are not provided: the namespace has no such attributes.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._lib = _library_info(backend)
+
+    def __repr__(self) -> str:
+        return f"<Array API info of minitorch's namespace of {self._backend.describe()}>"
+
+    def capabilities(self) -> dict[str, Any]:
+        """``boolean indexing``, ``data-dependent shapes`` and ``max dimensions``."""
+        return {
+            "boolean indexing": True,
+            "data-dependent shapes": True,
+            "max dimensions": self._lib.capabilities().get("max dimensions"),
+        }
+
+    def default_device(self) -> Any:
+        """The device new tensors of this namespace are made on."""
+        return self._backend.device
+
+    def devices(self) -> list[Any]:
+        """The devices of the backend's library (the default device first)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = [d for d in self._lib.devices() if d is not None and str(d) != "meta"]
+        default = self._backend.device
+        return [default, *(d for d in found if str(d) != str(default))]
+
+    def _check_device(self, device: Any, who: str) -> None:
+        if device is not None and str(device) not in {str(d) for d in self.devices()}:
+            raise ValueError(
+                f"{who}: device {device!r} is not a device of the {self._backend.name} "
+                f"backend; choose one of {self.devices()}"
+            )
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
+        """``real floating`` (the backend's default dtype), ``complex floating`` (its
+        complex counterpart), ``integral`` and ``indexing`` (the library's)."""
+        self._check_device(device, "default_dtypes")
+        be = self._backend
+        lib = self._lib.default_dtypes()
+        double = be.dtype_name(be.dtype) == "float64"
+        complex_dtype = getattr(be.xp, "complex128" if double else "complex64", None)
+        return {
+            "real floating": be.dtype,
+            "complex floating": complex_dtype,
+            "integral": lib["integral"],
+            "indexing": lib["indexing"],
+        }
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, Any]:
+        """The library's dtypes (on ``device``) by name, of ``kind`` if given (a kind
+        name of ``isdtype`` or a tuple of them)."""
+        self._check_device(device, "dtypes")
+        if device is None:
+            return dict(self._lib.dtypes(kind=kind))
+        return dict(self._lib.dtypes(device=device, kind=kind))
+
+
 class Namespace:
     """The differentiable namespace of one backend (its default dtype and device)."""
 
@@ -93,6 +197,9 @@ class Namespace:
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
+        self._info: Info | None = None
+        # array_api_compat.array_namespace() tells namespaces apart by their __name__
+        self.__name__ = f"minitorch.array_api.{backend.name}"
 
     def __repr__(self) -> str:
         return f"<minitorch differentiable namespace of {self.backend.describe()}>"
@@ -141,6 +248,24 @@ class Namespace:
     def _const(self, a: Any) -> Tensor:
         return Tensor._make(a, self.backend, None)
 
+    def _tensor(self, x: Any) -> Tensor:
+        """``x`` as a Tensor: as it is, or a constant of this backend."""
+        if isinstance(x, Tensor):
+            return x
+        return self._const(as_array(x, self.backend))
+
+    def _data(self, x: Any) -> Any:
+        """The backend array of ``x`` (a Tensor, an array or Python data)."""
+        if isinstance(x, Tensor):
+            return x.data
+        return as_array(x, self.backend)
+
+    def __array_namespace_info__(self) -> Info:
+        """The capabilities, devices and dtypes of this namespace (Array API 2024.12)."""
+        if self._info is None:
+            self._info = Info(self.backend)
+        return self._info
+
     # ------------------------------------------------------------------ differentiable
     def where(self, condition: Any, x1: Any, x2: Any, /) -> Tensor:
         """``x1`` where ``condition``, else ``x2``; differentiable in ``x1`` and ``x2``."""
@@ -148,9 +273,466 @@ class Namespace:
         return out
 
     def astype(self, x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
-        if isinstance(x, Tensor):
-            return call(REGISTRY["astype"], (x,), {"dtype": dtype}, self.backend)
-        return self.backend.xp.astype(x, dtype)
+        """``x`` as ``dtype`` (on ``device``); differentiable between floating dtypes.
+        With ``copy=False`` and nothing to change, ``x`` itself."""
+        if not isinstance(x, Tensor):
+            if device is None:
+                return self.backend.xp.astype(x, dtype, copy=copy)
+            return self.backend.xp.astype(x, dtype, copy=copy, device=device)
+        if device is not None and str(device) != str(x.device):
+            x = x.to(device=device)
+            copy = False  # moving made a new array
+        if x.dtype == dtype:
+            return self.clone(x) if copy else x
+        return call(REGISTRY["astype"], (x,), {"dtype": dtype}, self.backend)
+
+    def reshape(self, x: Any, /, shape: Sequence[int], *, copy: bool | None = None) -> Tensor:
+        """``x`` in a new shape, differentiable. minitorch never writes an array in
+        place, so sharing memory with ``x`` (``copy=False``) is never observable and
+        always allowed; ``copy=True`` gives a fresh array."""
+        out: Tensor = call(REGISTRY["reshape"], (x,), {"shape": tuple(shape)}, self.backend)
+        return self.clone(out) if copy else out
+
+    # ------------------------------------------------------------------ reductions
+    def sum(
+        self, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+    ) -> Tensor:
+        """Sum over ``axis`` (all axes if None), in ``dtype`` if given (else the
+        standard's: floating dtypes kept, integers in the default integer dtype)."""
+        x = self._tensor(x)
+        if dtype is not None:
+            x = self.astype(x, dtype, copy=False)
+        out: Tensor = call(
+            REGISTRY["sum"], (x,), {"axis": axis, "keepdims": keepdims}, self.backend
+        )
+        return out
+
+    def prod(
+        self, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+    ) -> Tensor:
+        """Product over ``axis`` (all axes if None), differentiable: a tree of
+        multiplications, so the gradient of a product with zeros is exact (the product
+        of the other factors), and ``log(0)`` is never taken."""
+        x = self._tensor(x)
+        x = self.astype(x, self._reduced_dtype(x, dtype, "prod"), copy=False)
+        red = normalize_axes(axis, x.ndim, "prod")
+        if not red:  # nothing to multiply (a 0-d x, or axis=())
+            return x  # type: ignore[no-any-return]
+        keep = [a for a in range(x.ndim) if a not in red]
+        kept_shape = tuple(x.shape[a] for a in keep)
+        n = _math.prod(x.shape[a] for a in red)
+        flat = self.reshape(self.permute_dims(x, (*keep, *red)), (*kept_shape, n))
+        if n == 0:
+            out = self.sum(flat, axis=-1) + 1  # the empty product, connected to x
+        else:
+            while n > 1:
+                if n % 2:
+                    one = self.ones((*kept_shape, 1), dtype=flat.dtype, device=flat.device)
+                    flat = self.concat([flat, one], axis=-1)
+                    n += 1
+                n //= 2
+                flat = flat[..., :n] * flat[..., n:]
+            out = self.reshape(flat, kept_shape)
+        if keepdims:
+            out = self.reshape(out, tuple(1 if a in red else s for a, s in enumerate(x.shape)))
+        return out
+
+    def _reduced_dtype(self, x: Tensor, dtype: Any, who: str) -> Any:
+        """The dtype of ``who`` (``sum``/``prod``/cumulative) of ``x``: ``dtype``, or the
+        standard's default for ``x.dtype``, as the backend's own function gives it."""
+        if dtype is not None:
+            return dtype
+        xp = self.backend.xp
+        if xp.isdtype(x.dtype, "real floating") or xp.isdtype(x.dtype, "complex floating"):
+            return x.dtype
+        empty = xp.zeros((0,), dtype=x.dtype, device=x.device)
+        return getattr(xp, "prod" if who == "prod" else "sum")(empty).dtype
+
+    def all(self, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        """Whether every element is true (nonzero) over ``axis``; no gradient."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.all(x, axis=axis, keepdims=keepdims)
+        return call(REGISTRY["all"], (x,), {"axis": axis, "keepdims": keepdims}, self.backend)
+
+    def any(self, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        """Whether any element is true (nonzero) over ``axis``; no gradient."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.any(x, axis=axis, keepdims=keepdims)
+        return call(REGISTRY["any"], (x,), {"axis": axis, "keepdims": keepdims}, self.backend)
+
+    def argmax(self, x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+        """Index of the first maximum along ``axis`` (of the flattened ``x`` if None)."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.argmax(x, axis=axis, keepdims=keepdims)
+        return call(REGISTRY["argmax"], (x,), {"axis": axis, "keepdims": keepdims}, self.backend)
+
+    def argmin(self, x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+        """Index of the first minimum along ``axis`` (of the flattened ``x`` if None)."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.argmin(x, axis=axis, keepdims=keepdims)
+        return call(REGISTRY["argmin"], (x,), {"axis": axis, "keepdims": keepdims}, self.backend)
+
+    def count_nonzero(self, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """How many elements are nonzero over ``axis``; no gradient."""
+        return self._const(
+            self.backend.xp.count_nonzero(self._data(x), axis=axis, keepdims=keepdims)
+        )
+
+    # ------------------------------------------------------------------ cumulative
+    def _scan(self, x: Tensor, ax: int, product: bool) -> Tensor:
+        """Inclusive scan along ``ax`` in log2(n) steps (Hillis-Steele) of ops, so the
+        chain rule differentiates it (exactly, also through zeros of a product)."""
+        n = x.shape[ax]
+        shift = 1
+        while shift < n:
+            pad_shape = tuple(shift if a == ax else s for a, s in enumerate(x.shape))
+            pad = self.full(pad_shape, 1 if product else 0, dtype=x.dtype, device=x.device)
+            head = x[(slice(None),) * ax + (slice(0, n - shift),)]
+            shifted = self.concat([pad, head], axis=ax)
+            x = x * shifted if product else x + shifted
+            shift *= 2
+        return x
+
+    def _cumulative(
+        self, x: Any, axis: int | None, dtype: Any, include_initial: bool, product: bool
+    ) -> Tensor:
+        who = "cumulative_prod" if product else "cumulative_sum"
+        x = self._tensor(x)
+        if axis is None:
+            if x.ndim != 1:
+                raise OpError(
+                    f"{who}: axis may be left out only for a 1-d tensor, got {describe(x)}; "
+                    f"pass axis="
+                )
+            axis = 0
+        if not -x.ndim <= axis < x.ndim:
+            raise OpError(f"{who}: axis {axis} is out of range for {describe(x)}")
+        ax = axis % x.ndim
+        x = self.astype(x, self._reduced_dtype(x, dtype, "prod" if product else "sum"), copy=False)
+        out = self._scan(x, ax, product)
+        if include_initial:
+            shape = tuple(1 if a == ax else s for a, s in enumerate(x.shape))
+            first = self.full(shape, 1 if product else 0, dtype=x.dtype, device=x.device)
+            out = self.concat([first, out], axis=ax)
+        return out
+
+    def cumulative_sum(
+        self,
+        x: Any,
+        /,
+        *,
+        axis: int | None = None,
+        dtype: Any = None,
+        include_initial: bool = False,
+    ) -> Tensor:
+        """Running sums along ``axis`` (optional for a 1-d ``x``), differentiable."""
+        return self._cumulative(x, axis, dtype, include_initial, product=False)
+
+    def cumulative_prod(
+        self,
+        x: Any,
+        /,
+        *,
+        axis: int | None = None,
+        dtype: Any = None,
+        include_initial: bool = False,
+    ) -> Tensor:
+        """Running products along ``axis`` (optional for a 1-d ``x``), differentiable
+        (exactly through zeros: no division, no logarithm)."""
+        return self._cumulative(x, axis, dtype, include_initial, product=True)
+
+    def diff(
+        self,
+        x: Any,
+        /,
+        *,
+        axis: int = -1,
+        n: int = 1,
+        prepend: Any = None,
+        append: Any = None,
+    ) -> Tensor:
+        """The ``n``-th forward difference along ``axis``, differentiable."""
+        x = self._tensor(x)
+        if x.ndim == 0 or not -x.ndim <= axis < x.ndim:
+            raise OpError(f"diff: axis {axis} is out of range for {describe(x)}")
+        if n < 0:
+            raise OpError(f"diff: n must be >= 0, got {n}")
+        ax = axis % x.ndim
+        parts = [self._tensor(p) for p in (prepend, x, append) if p is not None]
+        if len(parts) > 1:
+            x = self.concat(parts, axis=ax)
+        lead = (slice(None),) * ax
+        for _ in range(n):
+            x = x[(*lead, slice(1, None))] - x[(*lead, slice(None, -1))]
+        return x  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ manipulation
+    def _axis(self, x: Tensor, axis: int, who: str) -> int:
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
+            raise OpError(f"{who}: axis {axis!r} is out of range for {describe(x)}")
+        return axis % x.ndim
+
+    def _index(self, host: Any, like: Tensor) -> Any:
+        """Host integer indices as an array of ``like``'s backend and device."""
+        return as_array(np.asarray(host, dtype=np.int64), self.backend, None, like.device)
+
+    def take_along_axis(self, x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
+        """``x`` at ``indices`` along ``axis`` (the other axes broadcast), differentiable
+        in ``x`` (repeated indices accumulate)."""
+        x = self._tensor(x)
+        idx = self._data(indices)
+        xp = self.backend.xp
+        if idx.ndim != x.ndim or x.ndim == 0:
+            raise OpError(
+                f"take_along_axis: x and indices must have the same number (>= 1) of "
+                f"dimensions, got {describe(x)} and indices of shape {tuple(idx.shape)}"
+            )
+        if not xp.isdtype(idx.dtype, "integral"):
+            raise OpError(f"take_along_axis: indices must be integers, got dtype {idx.dtype}")
+        ax = self._axis(x, axis, "take_along_axis")
+        n = x.shape[ax]
+        try:
+            out_shape = tuple(
+                int(idx.shape[a])
+                if a == ax
+                else xp.broadcast_shapes((x.shape[a],), (idx.shape[a],))[0]
+                for a in range(x.ndim)
+            )
+        except ValueError as exc:
+            raise OpError(
+                f"take_along_axis: indices of shape {tuple(idx.shape)} do not broadcast with "
+                f"{describe(x)} outside axis {axis}"
+            ) from exc
+        if _math.prod(out_shape) and (bool(xp.any(idx < -n)) or bool(xp.any(idx >= n))):
+            raise OpError(
+                f"take_along_axis: an index is out of range [{-n}, {n}) for {describe(x)}"
+            )
+        idx = xp.where(idx < 0, idx + n, idx)
+        src_shape = tuple(n if a == ax else s for a, s in enumerate(out_shape))
+        x = self.broadcast_to(x, src_shape)
+        stride = 1
+        flat = xp.zeros(out_shape, dtype=idx.dtype, device=idx.device)
+        for a in reversed(range(x.ndim)):
+            if a == ax:
+                coord = xp.broadcast_to(idx, out_shape)
+            else:
+                along = xp.arange(out_shape[a], dtype=idx.dtype, device=idx.device)
+                coord = xp.reshape(along, tuple(-1 if b == a else 1 for b in range(x.ndim)))
+            flat = flat + coord * stride
+            stride *= src_shape[a]
+        picked = self.take(self.reshape(x, (-1,)), xp.reshape(flat, (-1,)), axis=0)
+        return self.reshape(picked, out_shape)
+
+    def roll(self, x: Any, /, shift: int | tuple[int, ...], *, axis: Any = None) -> Tensor:
+        """Elements shifted along ``axis`` (of the flattened ``x`` if None) with
+        wrap-around, differentiable."""
+        x = self._tensor(x)
+        if axis is None:
+            if not isinstance(shift, int):
+                raise OpError(f"roll: without axis, shift must be one int, got {shift!r}")
+            return self.reshape(self.roll(self.reshape(x, (-1,)), shift, axis=0), x.shape)
+        shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        if len(shifts) == 1 and len(axes) > 1:
+            shifts = shifts * len(axes)
+        if len(shifts) != len(axes):
+            raise OpError(f"roll: shift {shift!r} and axis {axis!r} must have the same length")
+        for s, a in zip(shifts, axes, strict=True):
+            ax = self._axis(x, a, "roll")
+            n = x.shape[ax]
+            if n:
+                x = self.take(x, self._index((np.arange(n) - s) % n, x), axis=ax)
+        return x  # type: ignore[no-any-return]
+
+    def repeat(self, x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
+        """Each element repeated ``repeats`` times (an int, or one count per element)
+        along ``axis`` (of the flattened ``x`` if None), differentiable."""
+        x = self._tensor(x)
+        if axis is None:
+            x, axis = self.reshape(x, (-1,)), 0
+        ax = self._axis(x, axis, "repeat")
+        if isinstance(repeats, int):
+            reps = np.asarray(repeats)
+        else:
+            reps = np.asarray(self.backend.to_numpy(self._data(repeats)))
+        if reps.dtype.kind not in "iu" or reps.ndim > 1 or (reps < 0).any():
+            raise OpError(
+                f"repeat: repeats must be a non-negative int or a 1-d array of them, got "
+                f"{repeats!r} for {describe(x)}"
+            )
+        try:
+            host = np.repeat(np.arange(x.shape[ax]), reps)
+        except ValueError as exc:
+            raise OpError(
+                f"repeat: {reps.size} repeat counts for axis {axis} of {describe(x)}; give "
+                f"one int or one count per element"
+            ) from exc
+        return self.take(x, self._index(host, x), axis=ax)  # type: ignore[no-any-return]
+
+    def tile(self, x: Any, repetitions: Sequence[int], /) -> Tensor:
+        """``x`` repeated ``repetitions[i]`` times along each axis, differentiable."""
+        x = self._tensor(x)
+        reps = tuple(int(r) for r in repetitions)
+        d = max(len(reps), x.ndim)
+        reps = (1,) * (d - len(reps)) + reps
+        shape = (1,) * (d - x.ndim) + x.shape
+        spread = [v for s in shape for v in (1, s)]
+        wide = [v for r, s in zip(reps, shape, strict=True) for v in (r, s)]
+        out = self.broadcast_to(self.reshape(x, tuple(spread)), tuple(wide))
+        return self.reshape(out, tuple(r * s for r, s in zip(reps, shape, strict=True)))
+
+    def unstack(self, x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+        """The slices of ``x`` along ``axis``, each differentiable."""
+        x = self._tensor(x)
+        ax = self._axis(x, axis, "unstack")
+        lead = (slice(None),) * ax
+        return tuple(x[(*lead, i)] for i in range(x.shape[ax]))
+
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Tensor:
+        """Sum of products over ``axes`` (the last ``axes`` of ``x1`` with the first of
+        ``x2``, or two sequences of axes), differentiable."""
+        a, b = self._tensor(x1), self._tensor(x2)
+        if isinstance(axes, int):
+            if not 0 <= axes <= min(a.ndim, b.ndim):
+                raise OpError(f"tensordot: axes={axes} for {describe(a)} and {describe(b)}")
+            ax1 = tuple(range(a.ndim - axes, a.ndim))
+            ax2 = tuple(range(axes))
+        else:
+            ax1 = tuple(self._axis(a, i, "tensordot") for i in axes[0])
+            ax2 = tuple(self._axis(b, i, "tensordot") for i in axes[1])
+        if len(ax1) != len(ax2) or any(
+            a.shape[i] != b.shape[j] for i, j in zip(ax1, ax2, strict=False)
+        ):
+            raise OpError(
+                f"tensordot: axes {ax1} of {describe(a)} and {ax2} of {describe(b)} must "
+                f"pair up with equal sizes"
+            )
+        free1 = [i for i in range(a.ndim) if i not in ax1]
+        free2 = [i for i in range(b.ndim) if i not in ax2]
+        k = _math.prod(a.shape[i] for i in ax1)
+        f1 = tuple(a.shape[i] for i in free1)
+        f2 = tuple(b.shape[i] for i in free2)
+        left = self.reshape(self.permute_dims(a, (*free1, *ax1)), (_math.prod(f1), k))
+        right = self.reshape(self.permute_dims(b, (*ax2, *free2)), (k, _math.prod(f2)))
+        return self.reshape(self.matmul(left, right), (*f1, *f2))
+
+    def meshgrid(self, *arrays: Any, indexing: str = "xy") -> list[Tensor]:
+        """Coordinate grids from 1-d tensors (``indexing`` ``"xy"`` or ``"ij"``),
+        differentiable."""
+        if indexing not in ("xy", "ij"):
+            raise OpError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+        ts = [self._tensor(a) for a in arrays]
+        if any(t.ndim != 1 for t in ts):
+            raise OpError(
+                f"meshgrid: every input must be 1-d, got {', '.join(describe(t) for t in ts)}"
+            )
+        shape = [t.shape[0] for t in ts]
+        pos = list(range(len(ts)))
+        if indexing == "xy" and len(ts) > 1:
+            shape[0], shape[1] = shape[1], shape[0]
+            pos[0], pos[1] = 1, 0
+        out = []
+        for t, p in zip(ts, pos, strict=True):
+            view = tuple(-1 if i == p else 1 for i in range(len(ts)))
+            out.append(self.broadcast_to(self.reshape(t, view), tuple(shape)))
+        return out
+
+    # ------------------------------------------------------------------ sorting, searching
+    def argsort(
+        self, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True
+    ) -> Tensor:
+        """The indices that sort ``x`` along ``axis``; no gradient."""
+        out = self.backend.xp.argsort(
+            self._data(x), axis=axis, descending=descending, stable=stable
+        )
+        return self._const(out)
+
+    def sort(
+        self, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True
+    ) -> Tensor:
+        """``x`` sorted along ``axis``, differentiable in its values (the gradient of
+        each sorted element goes to the element it came from)."""
+        x = self._tensor(x)
+        if x.ndim == 0:
+            return self.clone(x)  # type: ignore[no-any-return]
+        order = self.argsort(x, axis=axis, descending=descending, stable=stable)
+        return self.take_along_axis(x, order, axis=axis)
+
+    def nonzero(self, x: Any, /) -> tuple[Tensor, ...]:
+        """The indices of the nonzero elements, one tensor per axis; no gradient."""
+        data = self._data(x)
+        if data.ndim == 0:
+            raise OpError("nonzero: x must have at least one dimension, got a 0-d tensor")
+        return tuple(self._const(i) for i in self.backend.xp.nonzero(data))
+
+    def searchsorted(
+        self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None
+    ) -> Tensor:
+        """Where the elements of ``x2`` go into the sorted 1-d ``x1``; no gradient."""
+        s = None if sorter is None else self._data(sorter)
+        xp = self.backend.xp
+        out = xp.searchsorted(self._data(x1), self._data(x2), side=side, sorter=s)
+        index = self.__array_namespace_info__().default_dtypes()["indexing"]
+        if out.dtype != index:  # JAX gives int32 even with 64-bit types on
+            out = xp.astype(out, index)
+        return self._const(out)
+
+    # ------------------------------------------------------------------ sets
+    def unique_values(self, x: Any, /) -> Tensor:
+        """The distinct values of ``x``, sorted; no gradient."""
+        return self._const(self.backend.xp.unique_values(self._data(x)))
+
+    def unique_counts(self, x: Any, /) -> UniqueCountsResult:
+        """The distinct values and how often each occurs; no gradient."""
+        r = self.backend.xp.unique_counts(self._data(x))
+        return UniqueCountsResult(self._const(r.values), self._const(r.counts))
+
+    def unique_inverse(self, x: Any, /) -> UniqueInverseResult:
+        """The distinct values, and for each element of ``x`` its value's index; no
+        gradient."""
+        r = self.backend.xp.unique_inverse(self._data(x))
+        return UniqueInverseResult(self._const(r.values), self._const(r.inverse_indices))
+
+    def unique_all(self, x: Any, /) -> UniqueAllResult:
+        """Distinct values, first indices, inverse indices and counts; no gradient."""
+        be = self.backend
+        data = self._data(x)
+        try:
+            r = be.xp.unique_all(data)
+        except NotImplementedError:  # PyTorch has no first indices: found on the host
+            host = np.asarray(be.to_numpy(data))
+            values, first, inverse, counts = np.unique(
+                host.reshape(-1),
+                return_index=True,
+                return_inverse=True,
+                return_counts=True,
+                equal_nan=False,
+            )
+            device = data.device
+            return UniqueAllResult(
+                self._const(as_array(values, be, data.dtype, device)),
+                self._const(self._index(first, self._const(data))),
+                self._const(self._index(inverse.reshape(host.shape), self._const(data))),
+                self._const(self._index(counts, self._const(data))),
+            )
+        return UniqueAllResult(
+            self._const(r.values),
+            self._const(r.indices),
+            self._const(r.inverse_indices),
+            self._const(r.counts),
+        )
+
+    def isin(self, x1: Any, x2: Any, /, *, invert: bool = False) -> Tensor:
+        """Whether each element of ``x1`` is in ``x2``; no gradient."""
+        xp = self.backend.xp
+        out = xp.isin(self._data(x1), self._data(x2))
+        # inverted here: array-api-strict 2.6 ignores `invert`
+        return self._const(xp.logical_not(out) if invert else out)
+
+    def from_dlpack(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
+        """A constant Tensor of this backend from any DLPack exporter (a Tensor too)."""
+        kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
+        return self._const(self.backend.xp.from_dlpack(x, **kwargs))
 
     def moveaxis(self, x: Tensor, source: int, destination: int, /) -> Tensor:
         order = [i for i in range(x.ndim) if i != source % x.ndim]
@@ -199,7 +781,7 @@ class Namespace:
         return m + self.log1p(self.exp(-self.abs(self.subtract(x1, x2))))  # type: ignore[no-any-return]
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
-        return self.sum(self.multiply(x1, x2), axis=axis)  # type: ignore[no-any-return]
+        return self.sum(self.multiply(x1, x2), axis=axis)
 
     def broadcast_arrays(self, *arrays: Any) -> list[Any]:
         shape = self.backend.xp.broadcast_shapes(*(tuple(a.shape) for a in arrays))
@@ -239,9 +821,20 @@ class Namespace:
         self, shape: Sequence[int] | int, fill_value: Any, *, dtype: Any = None, device: Any = None
     ) -> Tensor:
         be = self.backend
-        return self._const(
-            be.xp.full(shape, fill_value, dtype=dtype or be.dtype, device=device or be.device)
-        )
+        if dtype is None:
+            dtype = self._default_dtype_for(fill_value)
+        return self._const(be.xp.full(shape, fill_value, dtype=dtype, device=device or be.device))
+
+    def _default_dtype_for(self, value: Any) -> Any:
+        """The standard's dtype for a Python scalar: bool, the default integer dtype, the
+        backend's default floating (or complex) dtype."""
+        if isinstance(value, bool):
+            return self.backend.xp.bool
+        if isinstance(value, int):
+            return self.__array_namespace_info__().default_dtypes()["integral"]
+        if isinstance(value, complex):
+            return self.__array_namespace_info__().default_dtypes()["complex floating"]
+        return self.backend.dtype
 
     def full_like(
         self, x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None
@@ -314,6 +907,11 @@ def namespace(backend: Backend | None = None) -> Namespace:
 
 
 register_namespace(namespace)
+
+
+def __array_namespace_info__() -> Info:
+    """The info object of the current backend's namespace (Array API 2024.12)."""
+    return namespace().__array_namespace_info__()
 
 
 def __getattr__(name: str) -> Any:

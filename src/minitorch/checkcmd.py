@@ -1,10 +1,12 @@
 """``minitorch check``: gradcheck every registered differentiable op on one backend.
 
-For every op and every sample of its catalog entry it prints the forward error against
-a float64 reference (PyTorch if installed, else the op on the NumPy backend), the
-gradient error (max ``|analytic - numeric|``, central differences) and a status, then a
-summary line. The exit status is 0 if every op passed, 1 if any failed, 2 on a usage
-error (unknown backend or op name).
+For every op and every sample of its catalog entry, and the zero-size variants of those
+samples (one dimension made 0), it prints the forward error against a float64 reference
+(PyTorch if installed, else the op on the NumPy backend), the gradient error (max
+``|analytic - numeric|``, central differences) and a status, then a summary line. A
+zero-size variant the reference refuses (a max over no elements) passes if the op
+refuses it too, with an ``OpError``. The exit status is 0 if every op passed, 1 if any
+failed, 2 on a usage error (unknown backend or op name).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .testing._reference import (
     errors_vs_reference,
     reference_label,
 )
-from .testing._samples import call, sample_tensors
+from .testing._samples import ZERO_SIZE, call, checked_samples, sample_tensors
 
 __all__ = ["main", "run_check"]
 
@@ -93,10 +95,11 @@ def run_check(
         file=out,
     )
     failures: list[str] = []
-    n_pass = n_skip = 0
+    n_pass = n_skip = n_zero = n_refused = 0
     for op in ops:
         skip = op.facts.skips.get(backend.name)
-        if skip or not op.facts.samples:
+        samples = checked_samples(op)
+        if skip or not samples:
             why = skip or "no samples in the catalog"
             print(
                 f"{op.name:<{width}}  {0:>7}  {'-':<5}  {'-':>11}  {'-':>9}  skip: {why}",
@@ -108,13 +111,23 @@ def run_check(
         grad_err: float | None = None
         problems: list[str] = []
         refs: set[str] = set()
-        for k, sample in enumerate(op.facts.samples):
+        for k, sample in enumerate(samples):
             label = f"{op.name} sample {k} ({sample.name or sample.shapes or 'make'})"
+            n_zero += sample.name.startswith(ZERO_SIZE)
             try:
                 ref = errors_vs_reference(op, k, backend, dtype, reference=reference)
-                fwd_err = max(fwd_err, ref.forward)
                 same = ref.reference == "numpy" and backend.name == "numpy" and dtype == "float64"
                 refs.add("self" if same else ref.reference)
+                if ref.refused:
+                    if ref.forward_ok:
+                        n_refused += 1
+                    else:
+                        problems.append(
+                            f"{label}: the {ref.reference} reference refuses it "
+                            f"({ref.refused}), but the op returned a result"
+                        )
+                    continue
+                fwd_err = max(fwd_err, ref.forward)
                 if not ref.forward_ok:
                     problems.append(
                         f"{label}: forward differs from the {ref.reference} reference by "
@@ -134,7 +147,7 @@ def run_check(
                 problems.append(f"{label}: {type(exc).__name__}: {exc}")
         status = "ok" if not problems else "FAIL"
         print(
-            f"{op.name:<{width}}  {len(op.facts.samples):>7}  {'+'.join(sorted(refs)) or '-':<5}  "
+            f"{op.name:<{width}}  {len(samples):>7}  {'+'.join(sorted(refs)) or '-':<5}  "
             f"{_fmt(fwd_err):>11}  "
             f"{_fmt(grad_err):>9}  {status}",
             file=out,
@@ -144,6 +157,11 @@ def run_check(
         else:
             n_pass += 1
     n_fail = len(ops) - n_pass - n_skip
+    print(
+        f"\n{n_zero} zero-size variant(s) checked; {n_refused} sample(s) refused by the op "
+        f"as by the reference",
+        file=out,
+    )
     if failures:
         print("\nfailures:", file=out)
         for f in failures:
@@ -201,9 +219,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"pass: forward err <= {f_atol:g} + {f_rtol:g} * |ref| (unless the op's catalog entry "
         f"sets its own); grad err <= {g_atol:g} + {g_rtol:g} * |numeric|, step {eps:g}"
     )
+    print(
+        "samples: the catalog's and their zero-size variants (one dimension made 0); a "
+        "variant the reference refuses passes if the op refuses it too, with an OpError"
+    )
     start = time.perf_counter()
     n_fail = run_check(ops, backend, args.dtype, reference=reference, fast=args.fast)
-    n_skip = sum(1 for op in ops if op.facts.skips.get(backend.name) or not op.facts.samples)
+    n_skip = sum(1 for op in ops if op.facts.skips.get(backend.name) or not checked_samples(op))
     print(
         f"{len(ops)} op(s) checked on {backend.name}: {len(ops) - n_fail - n_skip} passed, "
         f"{n_fail} failed, {n_skip} skipped ({time.perf_counter() - start:.1f} s)"

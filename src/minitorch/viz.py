@@ -33,6 +33,7 @@ import numpy as np
 
 from minigrad.viz import DotGraph, escape_label, render_dot
 
+from .backend import to_host
 from .engine import Node
 from .tensor import Tensor
 
@@ -106,7 +107,7 @@ def _index(e: Any, node: Node) -> str:
         text = ":".join("" if v is None else str(v) for v in (e.start, e.stop))
         return text if e.step is None else f"{text}:{e.step}"
     if hasattr(e, "dtype"):  # an index array or a mask
-        host = np.asarray(node.backend.to_numpy(e))
+        host = to_host(e)  # the key may hold host arrays on any backend
         if host.dtype == np.bool_:
             return "mask"
         return _values(host, 4)

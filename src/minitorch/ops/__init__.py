@@ -1,6 +1,6 @@
 """Every op, one family per module. Importing this package registers them all."""
 
-from . import activation, elementwise, indexing, linalg, loss, reduction, shape
+from . import activation, elementwise, indexing, linalg, loss, math, reduction, shape
 from ._registry import BOUND, OPERATORS, REGISTRY, Facts, OpDef, Sample, call, defop, tensor_method
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "indexing",
     "linalg",
     "loss",
+    "math",
     "reduction",
     "shape",
     "tensor_method",

@@ -43,6 +43,7 @@ __all__ = [
     "OPERATORS",
     "REGISTRY",
     "Facts",
+    "InputError",
     "OpDef",
     "Sample",
     "call",
@@ -55,18 +56,25 @@ Vjp = Callable[..., Sequence[Any]]
 BUILTIN_PACKAGE = __name__.rsplit(".", 1)[0]  # minitorch.ops
 
 
+class InputError(ValueError):
+    """An op's forward refuses its inputs, with its own message of what is wrong and
+    what to do. The engine reports it as an :class:`~minitorch.OpError` that adds every
+    input's shape, dtype and backend (a forward has arrays, not Tensors, to name)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Sample:
     """One test input for an op: shapes of its tensor inputs and its parameters.
 
     Each entry of ``shapes`` is a shape (a floating input drawn from the op's domain)
     or a Python number (passed as it is, e.g. the exponent of ``x ** 3``). ``make(rng)``
-    may build the inputs itself (NumPy arrays), e.g. integer indices.
+    may build the inputs itself (NumPy arrays, e.g. integer indices; Python numbers pass
+    as they are).
     """
 
     shapes: tuple[Any, ...] = ()
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
-    make: Callable[[np.random.Generator], tuple[np.ndarray, ...]] | None = None
+    make: Callable[[np.random.Generator], tuple[Any, ...]] | None = None
     name: str = ""
 
 

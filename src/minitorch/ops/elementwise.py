@@ -6,6 +6,8 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, Sample, defop
@@ -699,13 +701,37 @@ clone = defop(
 
 
 # ------------------------------------------------------------------ comparisons (no gradient)
+def _small_ints(*shapes: tuple[int, ...]) -> Any:
+    """A ``Sample.make`` of floats that are small integers: ties, for comparisons."""
+
+    def make(rng: Any) -> tuple[Any, ...]:
+        return tuple(np.asarray(rng.integers(-2, 3, s), dtype=np.float64) for s in shapes)
+
+    return make
+
+
+COMPARE = (
+    *(Sample(make=_small_ints(*s.shapes), name=", ".join(map(str, s.shapes))) for s in BINARY),
+    Sample(((3, 4), 0.5), name="with a number"),
+)
+
+
 def _compare(name: str, dunder: str, fn: Any) -> Any:
     def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
         return fn(x, y), ()
 
     fwd.__doc__ = f"Elementwise ``x {dunder} y`` (a boolean tensor without gradient)."
     fwd.__module__ = __name__
-    return defop(name, fwd, None, nin=2, dunders=[f"__{name}__"], scalars=True, promote="operands")
+    return defop(
+        name,
+        fwd,
+        None,
+        nin=2,
+        dunders=[f"__{name}__"],
+        scalars=True,
+        promote="operands",
+        facts=Facts(ref=lambda torch, x, y: getattr(torch, name)(x, y), samples=COMPARE),
+    )
 
 
 eq = _compare("eq", "==", lambda x, y: x == y)
@@ -721,20 +747,51 @@ def _logical_not(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.logical_not(x), ()
 
 
-logical_not = defop("logical_not", _logical_not, None, dunders=["__invert__"])
+def _booleans(*shapes: tuple[int, ...]) -> Any:
+    """A ``Sample.make`` of random booleans of the given shapes."""
+
+    def make(rng: Any) -> tuple[Any, ...]:
+        return tuple(np.asarray(rng.random(s) < 0.5) for s in shapes)
+
+    return make
+
+
+logical_not = defop(
+    "logical_not",
+    _logical_not,
+    None,
+    facts=Facts(
+        ref=lambda torch, x: torch.logical_not(x),
+        samples=(Sample(make=_booleans((3, 4)), name="(3, 4)"), Sample(make=_booleans(()))),
+    ),
+)
+
+LOGICAL = (
+    *(Sample(make=_booleans(*s.shapes), name=", ".join(map(str, s.shapes))) for s in BINARY),
+    Sample(make=lambda rng: (rng.random((3,)) < 0.5, True), name="with a Python bool"),
+)
 
 
 def _logical(name: str, symbol: str) -> Any:
-    """``x & y`` / ``x | y`` on boolean tensors (and Python bools): no gradient."""
+    """``logical_and`` / ``logical_or`` of boolean tensors (and Python bools): no gradient.
+    The operators ``&`` and ``|`` are the bitwise ops (ops/math.py), which are the same
+    on booleans and also take integers, as the standard says."""
 
     def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
         return getattr(xp, name)(x, y), ()
 
     fwd.__doc__ = f"Elementwise ``x {symbol} y`` of boolean tensors (no gradient)."
     fwd.__module__ = __name__
-    dunder = {"&": "and", "|": "or"}[symbol]
     return defop(
-        name, fwd, None, nin=2, dunders=[f"__{dunder}__"], rdunders=[f"__r{dunder}__"], scalars=True
+        name,
+        fwd,
+        None,
+        nin=2,
+        scalars=True,
+        facts=Facts(
+            ref=lambda torch, x, y: getattr(torch, name)(x, torch.as_tensor(y)),
+            samples=LOGICAL,
+        ),
     )
 
 
@@ -747,7 +804,31 @@ def _isfinite(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.isfinite(x), ()
 
 
-isfinite = defop("isfinite", _isfinite, None, method=True)
+def _special_values(rng: Any) -> tuple[Any, ...]:
+    """Floats with infinities, nan and zeros among them."""
+    x = rng.uniform(-2, 2, (3, 4))
+    x[0, :3] = (math.inf, -math.inf, math.nan)
+    x[1, 1] = 0.0
+    return (x,)
+
+
+def _signed_values(rng: Any) -> tuple[Any, ...]:
+    """Floats with infinities and zeros among them (no nan: its sign is nan by the Array
+    API standard, 0 in PyTorch)."""
+    x = rng.uniform(-2, 2, (3, 4))
+    x[0, :3] = (math.inf, -math.inf, 0.0)
+    return (x,)
+
+
+SPECIAL = (Sample(make=_special_values, name="inf, -inf, nan, 0"), Sample(((),)), Sample(((5,),)))
+
+isfinite = defop(
+    "isfinite",
+    _isfinite,
+    None,
+    method=True,
+    facts=Facts(ref=lambda torch, x: torch.isfinite(x), samples=SPECIAL),
+)
 
 
 def _log1p(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -806,4 +887,13 @@ def _sign(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     return xp.sign(x), ()
 
 
-sign = defop("sign", _sign, None, method=True)
+sign = defop(
+    "sign",
+    _sign,
+    None,
+    method=True,
+    facts=Facts(
+        ref=lambda torch, x: torch.sign(x),
+        samples=(Sample(make=_signed_values, name="inf, -inf, 0"), *SPECIAL[1:]),
+    ),
+)

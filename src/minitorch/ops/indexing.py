@@ -19,7 +19,7 @@ import numpy as np
 from ..backend import to_host
 from ..errors import OpError
 from ..tensor import Tensor
-from ._registry import Facts, Sample, defop, tensor_method
+from ._registry import Facts, InputError, Sample, defop, tensor_method
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -56,6 +56,32 @@ def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
         if isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
             raise OpError(f"getitem: index arrays must be integer or boolean, got dtype {k.dtype}")
     return host, False
+
+
+def clamp_slices(key: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """A basic key with the bounds of each slice clamped to its axis, as NumPy reads
+    them (``x[1:3]`` of an axis of size 0 selects nothing); ints, None and ... stay.
+
+    The Array API leaves slice bounds beyond the axis unspecified and array-api-strict
+    refuses them; a slice that selects nothing becomes ``0:0``.
+    """
+    indexed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    out: list[Any] = []
+    axis = 0
+    for k in key:
+        if k is Ellipsis:
+            axis += len(shape) - indexed
+        elif k is not None:
+            if isinstance(k, slice) and axis < len(shape):
+                n = shape[axis]
+                start, stop, _ = k.indices(n)
+                if stop <= start:
+                    k = slice(0, 0)
+                else:
+                    k = slice(start or None, None if stop == n else stop, k.step)
+            axis += 1
+        out.append(k)
+    return tuple(out)
 
 
 def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
@@ -96,7 +122,19 @@ def _getitem(xp: Any, x: Any, key: Any = None, basic: bool = True) -> tuple[Any,
     too), None, Ellipsis, integer arrays on any axis, boolean masks."""
     shape = tuple(x.shape)
     if basic:
-        return x[key], (shape, key, None)
+        try:
+            return x[key], (shape, key, None)
+        except IndexError:
+            # array-api-strict refuses slice bounds beyond the axis (x[1:3] of an empty
+            # axis), which NumPy clamps: clamp them (the backward uses this key too)
+            key = clamp_slices(key, shape)
+        try:
+            return x[key], (shape, key, None)
+        except IndexError as exc:
+            raise OpError(
+                f"getitem: index [{_key_text(key)}] is out of range for a tensor of shape "
+                f"{shape}: {exc}"
+            ) from exc
     pos = flat_positions(shape, key)
     idx = xp.asarray(pos.reshape(-1), device=x.device)
     out = xp.reshape(xp.take(xp.reshape(x, (-1,)), idx, axis=0), pos.shape)
@@ -133,6 +171,9 @@ getitem = defop(
             Sample(((4, 5),), {"key": (np.array([0, 2, 2, 3]),)}),
             Sample(((4, 5),), {"key": (slice(None), np.array([[1, 1], [4, 0]]))}),
             Sample(((3, 4),), {"key": (np.array([[True, False, True, True]] * 3),)}),
+            Sample(((3, 4),), {"key": (np.zeros((3, 4), bool),)}, name="a mask of no element"),
+            Sample(((4, 5),), {"key": (slice(2, 2),)}, name="an empty slice"),
+            Sample(((4, 5),), {"key": (slice(1, 3), np.zeros(0, np.int64))}, name="no index"),
         ),
         formula="scatter-add g at the indexed positions",
     ),
@@ -194,6 +235,11 @@ def _take_sample(rng: Any) -> tuple[Any, ...]:
     return rng.uniform(-2, 2, (4, 4)), np.array([0, 3, 3, -1, 2])
 
 
+def _take_nothing(rng: Any) -> tuple[Any, ...]:
+    """No indices: an empty result, a zero gradient."""
+    return rng.uniform(-2, 2, (4, 4)), np.zeros(0, np.int64)
+
+
 take = defop(
     "take",
     _take,
@@ -210,6 +256,7 @@ take = defop(
             Sample(make=_take_sample, params={"axis": 0}),
             Sample(make=_take_sample, params={"axis": 1}),
             Sample(make=_take_sample, params={"axis": None}),
+            Sample(make=_take_nothing, params={"axis": 1}, name="no indices"),
         ),
         grad_inputs=(0,),
         formula="scatter-add g at indices",
@@ -241,6 +288,11 @@ def _embedding_sample(rng: Any) -> tuple[Any, ...]:
     return np.array([[0, 2, 2], [4, 0, 1]]), rng.uniform(-2, 2, (5, 3))
 
 
+def _embedding_nothing(rng: Any) -> tuple[Any, ...]:
+    """No indices: an empty result, a zero gradient of the weight."""
+    return np.zeros((2, 0), np.int64), rng.uniform(-2, 2, (5, 3))
+
+
 embedding = defop(
     "embedding",
     _embedding,
@@ -248,7 +300,7 @@ embedding = defop(
     nin=2,
     facts=Facts(
         ref=lambda torch, i, w: torch.nn.functional.embedding(i, w),
-        samples=(Sample(make=_embedding_sample),),
+        samples=(Sample(make=_embedding_sample), Sample(make=_embedding_nothing, name="no index")),
         grad_inputs=(1,),
         formula="scatter-add g rows at indices",
     ),
@@ -259,15 +311,59 @@ def _setitem(xp: Any, x: Any, value: Any, key: Any = None) -> tuple[Any, tuple[A
     """A copy of ``x`` with ``x[key] = value`` (what ``Tensor.__setitem__`` records)."""
     if hasattr(value, "shape") and hasattr(value, "dtype") and value.dtype != x.dtype:
         value = xp.astype(value, x.dtype)
-    return xp.setitem(x, key, value), ()
+    try:
+        return xp.setitem(x, key, value), (key,)
+    except IndexError:
+        # array-api-strict refuses slice bounds beyond the axis, which NumPy clamps: clamp
+        # them (the backward uses this key too)
+        key = clamp_slices(key, tuple(x.shape)) if type(key) is tuple else key
+    except Exception as exc:
+        raise _setitem_error(x, value, key, exc) from exc
+    try:
+        return xp.setitem(x, key, value), (key,)
+    except Exception as exc:
+        raise _setitem_error(x, value, key, exc) from exc
+
+
+def _setitem_error(x: Any, value: Any, key: Any, exc: Exception) -> InputError:
+    """(The engine makes it an OpError that names the inputs' shapes, dtypes, backend.)"""
+    return InputError(
+        f"cannot assign a value of shape {tuple(getattr(value, 'shape', ()))} to "
+        f"x[{_key_text(key)}] of shape {tuple(x.shape)}: {type(exc).__name__}: {exc}"
+    )
+
+
+def _key_text(key: Any) -> str:
+    """A key as it is written in brackets: ``1:3, 0, ...``."""
+    parts = []
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, slice):
+            start = "" if k.start is None else k.start
+            stop = "" if k.stop is None else k.stop
+            parts.append(f"{start}:{stop}" + ("" if k.step is None else f":{k.step}"))
+        elif k is Ellipsis:
+            parts.append("...")
+        elif hasattr(k, "shape"):
+            parts.append(f"<array of shape {tuple(k.shape)}>")
+        else:
+            parts.append(repr(k))
+    return ", ".join(parts)
 
 
 def _setitem_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None
 ) -> tuple[Any, Any]:
+    (key,) = saved  # the key the forward used (its slices clamped, where it had to)
     gx = xp.setitem(g, key, 0.0) if needs[0] else None
     gv = g[key] if needs[1] else None
     return gx, gv
+
+
+def _torch_setitem(torch: Any, x: Any, value: Any, key: Any = None) -> Any:
+    """The reference: PyTorch's ``x[key] = value`` on a copy (differentiable in both)."""
+    out = x.clone()
+    out[key] = value
+    return out
 
 
 def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -293,9 +389,11 @@ setitem = defop(
     scalars=True,
     prepare=_prepare_setitem,
     facts=Facts(
+        ref=_torch_setitem,
         samples=(
             Sample(((4, 5), (2, 5)), {"key": (slice(1, 3),)}),
             Sample(((4, 5), ()), {"key": (0, 1)}),
+            Sample(((4, 5), (0, 5)), {"key": (slice(2, 2),)}, name="an empty slice"),
         ),
         formula="g with zeros at key, g[key]",
     ),
@@ -334,6 +432,11 @@ def _scatter_sample(rng: Any) -> tuple[Any, ...]:
     return rng.uniform(-2, 2, (5, 3)), np.array([0, 2, 2, 3, 0])
 
 
+def _scatter_nothing(rng: Any) -> tuple[Any, ...]:
+    """No rows to add: zeros."""
+    return rng.uniform(-2, 2, (0, 2)), np.zeros(0, np.int64)
+
+
 scatter_add = defop(
     "scatter_add",
     _scatter_add,
@@ -343,7 +446,10 @@ scatter_add = defop(
         ref=lambda torch, v, i, n=0: torch.zeros((n, *v.shape[1:]), dtype=v.dtype).index_add(
             0, i, v
         ),
-        samples=(Sample(make=_scatter_sample, params={"n": 4}),),
+        samples=(
+            Sample(make=_scatter_sample, params={"n": 4}),
+            Sample(make=_scatter_nothing, params={"n": 3}, name="no rows"),
+        ),
         grad_inputs=(0,),
         formula="take(g, index)",
     ),

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OpError
-from ._registry import Facts, Sample, defop
+from ._registry import Facts, InputError, Sample, defop
 
 
 def _matmul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -17,10 +17,44 @@ def _matmul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     (left) or a column (right) and the extra axis removed; batch axes broadcast."""
     if x.ndim > 2 and y.ndim == 2:  # a layer on a batch of sequences: one 2-D product
         k, n = y.shape
+        if x.shape[-1] != k:  # (a reshape of zero-size x would not notice)
+            raise _inner_error(x.shape[-1], k, "y.shape[-2]")
         rows = math.prod(x.shape[:-1])
         out = xp.reshape(xp.matmul(xp.reshape(x, (rows, k)), y), (*x.shape[:-1], n))
         return out, (x, y)
-    return xp.matmul(x, y), (x, y)
+    try:
+        return xp.matmul(x, y), (x, y)
+    except Exception as exc:
+        why = _shape_error(x, y)
+        if why is None:
+            raise  # not the shapes: the engine reports the library's error
+        raise why from exc
+
+
+def _inner_error(k: int, inner: int, where: str) -> InputError:
+    return InputError(
+        f"x @ y needs x.shape[-1] == {where}, got {k} and {inner}; transpose an operand "
+        f"(x.mT) or fix the sizes"
+    )
+
+
+def _shape_error(x: Any, y: Any) -> InputError | None:
+    """Why the shapes of ``x @ y`` do not fit (the inner sizes, or the batch shapes), or
+    None where they do; the engine makes it an OpError naming the inputs' shapes, dtypes
+    and backend."""
+    if x.ndim == 0 or y.ndim == 0:
+        return InputError("x @ y needs operands of at least 1 dimension; use * for a 0-d one")
+    inner = y.shape[0] if y.ndim == 1 else y.shape[-2]
+    if x.shape[-1] != inner:
+        return _inner_error(x.shape[-1], inner, "y.shape[0]" if y.ndim == 1 else "y.shape[-2]")
+    try:
+        np.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
+    except ValueError:
+        return InputError(
+            f"the batch dimensions {tuple(x.shape[:-2])} and {tuple(y.shape[:-2])} of x and y "
+            f"do not broadcast together"
+        )
+    return None
 
 
 def _matmul_vjp(
@@ -81,6 +115,8 @@ matmul = defop(
             Sample(((2, 3, 4), (4, 5))),
             Sample(((2, 1, 3, 4), (5, 4, 2))),
             Sample(((3,), (2, 3, 4))),
+            Sample(((3, 0), (0, 5)), name="empty inner dimension: zeros"),
+            Sample(((3, 4), (4, 0)), name="no columns: zero gradient of x"),
         ),
         formula="g @ y^T, x^T @ g",
     ),

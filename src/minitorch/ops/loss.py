@@ -40,7 +40,13 @@ def _softmax_vjp(
     return (out * (g - xp.sum(g * out, axis=ax, keepdims=True)),)
 
 
-SOFT = (Sample(((3, 5),)), Sample(((2, 3, 4),), {"axis": 1}), Sample(((4,),)))
+SOFT = (
+    Sample(((3, 5),)),
+    Sample(((2, 3, 4),), {"axis": 1}),
+    Sample(((4,),)),
+    Sample(((5, 0, 0),), name="(5, 0, 0): zero-size"),
+    Sample(((3, 0),), {"axis": 0}, name="(3, 0) along its non-empty axis"),
+)
 
 softmax = defop(
     "softmax",
@@ -73,6 +79,8 @@ def _shifted(xp: Any, x: Any, axis: int | None) -> Any:
 def _log_softmax(xp: Any, x: Any, axis: int = -1) -> tuple[Any, tuple[Any, ...]]:
     """``x - logsumexp(x)`` along ``axis``, stable and accurate for any magnitude."""
     ax = _one_axis(x, axis, "log_softmax")
+    if 0 in x.shape:  # nothing to normalise (and no log of a sum over nothing)
+        return x, (x,)
     s = _shifted(xp, x, ax)
     out = s - xp.log(xp.sum(xp.exp(s), axis=ax, keepdims=True))
     return out, (out,)
@@ -147,7 +155,7 @@ def _cross_entropy(
     >>> import minitorch
     >>> logits = minitorch.tensor([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0]], requires_grad=True)
     >>> loss = minitorch.cross_entropy(logits, minitorch.tensor([0, -100]))
-    >>> round(float(loss), 4)  # the second sample is ignored
+    >>> print(f"{float(loss):.4f}")  # the second sample is ignored
     0.1698
     >>> loss.backward()
     >>> logits.grad[1]
@@ -162,7 +170,8 @@ def _cross_entropy(
     s = _shifted(xp, x, 1)
     e = xp.exp(s)
     z = xp.sum(e, axis=1, keepdims=True)
-    log_z = xp.log(z)
+    # no classes: log(0), without the backend's warning (it multiplies nothing)
+    log_z = xp.log(z) if c else xp.full(z.shape, -math.inf, dtype=z.dtype, device=z.device)
     # The loss of row i is -sum_c q[i, c] * log_softmax(x)[i, c] for a target
     # distribution q (the one-hot target, weighted and smoothed), so its gradient is
     # softmax(x) * sum_c q[i, c] - q[i, c]: rq holds those row sums (None: all 1).
@@ -171,7 +180,8 @@ def _cross_entropy(
         q = _soft_targets(xp, targets, w, eps, x)
         losses = -xp.sum((s - log_z) * q, axis=1)
         rq = xp.sum(q, axis=1, keepdims=True)
-        denom: float = n
+        # PyTorch divides by numel / C: nan when there are no classes
+        denom: float = n if c else math.nan
         # q depends on the targets, which may require grad: the VJP recomputes it
         saved: tuple[Any, ...] = (logits, targets, w, None, None, denom)
     else:
@@ -221,7 +231,8 @@ def _cross_entropy(
         out = losses if logits.ndim == 2 else xp.reshape(losses, ())
     # saved[6], the gradient of each row's loss, is *derived*: with create_graph the
     # engine passes None and the VJP recomputes it from the logits, differentiably
-    p = e / z if rq is None else e * (rq / z)
+    # (no classes: nothing to divide, and 0 / 0 would warn)
+    p = e if not c else e / z if rq is None else e * (rq / z)
     return out, (*saved, p - q)
 
 
@@ -318,7 +329,7 @@ def _cross_entropy_vjp(
     x = logits if logits.ndim == 2 else xp.reshape(logits, (1, logits.shape[0]))
     if reduction == "none":
         g = xp.reshape(g, (x.shape[0], 1))
-    elif reduction == "mean":
+    elif reduction == "mean" and denom == denom:  # (nan: no classes, empty gradients)
         # nothing kept (all ignored): the loss is nan, its gradient 0, as PyTorch
         g = g / denom if denom else g * 0.0
     gx = gt = None
@@ -410,6 +421,11 @@ def _ce_probs(rng: Any) -> tuple[Any, ...]:
     return rng.normal(0, 2, (5, 4)), rng.dirichlet(np.ones(4), 5)
 
 
+def _ce_no_classes(rng: Any) -> tuple[Any, ...]:
+    """Three rows of zero classes, probability targets (PyTorch: a loss of 0 each)."""
+    return np.zeros((3, 0)), np.zeros((3, 0))
+
+
 def _ce_unbatched(rng: Any) -> tuple[Any, ...]:
     return rng.normal(0, 2, (4,)), np.array(3)
 
@@ -479,6 +495,8 @@ cross_entropy = defop(
                 name="unbatched class",
             ),
             Sample(make=_ce_unbatched_probs, params={"reduction": "none"}, name="unbatched"),
+            Sample(make=_ce_no_classes, params={"reduction": "none"}, name="no classes"),
+            Sample(make=_ce_no_classes, name="no classes, mean (nan)"),
         ),
         formula="(softmax(x)*sum(q) - q) * g / D, q: weighted, smoothed target",
     ),

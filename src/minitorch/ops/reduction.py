@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
+
+import numpy as np
 
 from ..errors import OpError
 from ._registry import Facts, Sample, defop
@@ -18,6 +21,10 @@ REDUCE = (
     Sample(((2, 3, 4),), {"axis": -1}),
     Sample(((),)),
 )
+#: a reduction over a zero-size axis (sum: 0, mean: nan, logsumexp: -inf; not a sample of
+#: max and min, which refuse it as PyTorch does); the tests derive REDUCE's zero-size
+#: variants (testing.zero_size_samples)
+OVER_NOTHING = Sample(((3, 0),), {"axis": 1, "keepdims": True}, name="over a zero-size axis")
 
 
 def normalize_axes(axis: Axis, ndim: int, op: str) -> tuple[int, ...]:
@@ -49,6 +56,26 @@ def expand_reduced(
     return xp.reshape(g, tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
 
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    """The shape of a reduction's result over ``axes``."""
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def over_nothing(x: Any, axes: tuple[int, ...]) -> bool:
+    """Whether a reduction of ``x`` over ``axes`` reduces no elements (a zero-size axis
+    among them): one tuple lookup for a tensor that is not zero-size."""
+    return 0 in x.shape and builtins.any(x.shape[a] == 0 for a in axes)
+
+
+def _filled(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool, value: float) -> Any:
+    """A reduction's result of ``value`` everywhere (the value of a reduction over no
+    elements: nan for a mean, -inf for logsumexp), in ``x``'s dtype and device."""
+    shape = reduced_shape(tuple(x.shape), axes, keepdims)
+    return xp.full(shape, value, dtype=x.dtype, device=x.device)
+
+
 def _sum(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
     """Sum over ``axis`` (all axes by default)."""
     axes = normalize_axes(axis, x.ndim, "sum")
@@ -78,7 +105,7 @@ sum = defop(
             if axis is not None
             else (torch.sum(x).reshape([1] * x.ndim) if keepdims else torch.sum(x))
         ),
-        samples=REDUCE,
+        samples=(*REDUCE, OVER_NOTHING),
         kind="reduction",
         formula="broadcast g back",
     ),
@@ -88,8 +115,10 @@ sum = defop(
 def _mean(
     xp: Any, x: Any, axis: Axis = None, keepdims: bool = False
 ) -> tuple[Any, tuple[Any, ...]]:
-    """Mean over ``axis`` (all axes by default)."""
+    """Mean over ``axis`` (all axes by default); nan over no elements, as PyTorch."""
     axes = normalize_axes(axis, x.ndim, "mean")
+    if 0 in x.shape:  # nan over nothing, or an empty result (without NumPy's warnings)
+        return _filled(xp, x, axes, keepdims, math.nan), (tuple(x.shape), axes)
     return xp.mean(x, axis=axes, keepdims=keepdims), (tuple(x.shape), axes)
 
 
@@ -103,7 +132,9 @@ def _mean_vjp(
 ) -> tuple[Any]:
     shape, axes = saved
     n = math.prod(shape[a] for a in axes)
-    return (xp.broadcast_to(expand_reduced(xp, g, shape, axes, keepdims) / n, shape),)
+    g = expand_reduced(xp, g, shape, axes, keepdims)
+    # over no elements (n = 0) the input is empty, and so is its gradient
+    return (xp.broadcast_to(g / n if n else g, shape),)
 
 
 mean = defop(
@@ -117,7 +148,7 @@ mean = defop(
             if axis is not None
             else (torch.mean(x).reshape([1] * x.ndim) if keepdims else torch.mean(x))
         ),
-        samples=(*REDUCE[:-1], Sample(((),))),
+        samples=(*REDUCE, OVER_NOTHING),
         kind="reduction",
         formula="broadcast g/n back",
     ),
@@ -129,8 +160,8 @@ def _extremum(name: str, fn_name: str) -> Any:
         xp: Any, x: Any, axis: Axis = None, keepdims: bool = False
     ) -> tuple[Any, tuple[Any, ...]]:
         axes = normalize_axes(axis, x.ndim, name)
-        if builtins.any(x.shape[a] == 0 for a in axes):
-            raise OpError(f"{name}: cannot reduce over a zero-size axis (shape {tuple(x.shape)})")
+        if over_nothing(x, axes):
+            raise empty_reduction_error(name, x, axis, axes)
         out = getattr(xp, fn_name)(x, axis=axes, keepdims=keepdims)
         return out, (x, out, axes)
 
@@ -156,6 +187,24 @@ def _extremum(name: str, fn_name: str) -> Any:
     )
     fwd.__module__ = vjp.__module__ = __name__
     return fwd, vjp
+
+
+def empty_reduction_error(name: str, x: Any, axis: Axis, axes: tuple[int, ...]) -> OpError:
+    """The error of ``max``/``min``/``argmax``/``argmin`` over no elements: what PyTorch
+    refuses too, said with the shape, the axis and what to do."""
+    shape = tuple(x.shape)
+    what = "the maximum" if "max" in name else "the minimum"
+    if axis is None:
+        where = f"over all axes of a zero-size tensor of shape {shape}"
+        todo = "give axis= a non-empty axis, or skip the call when the tensor is empty"
+    else:
+        empty = [a for a in axes if shape[a] == 0]
+        where = f"over axis {empty[0]}, which has size 0, of a tensor of shape {shape}"
+        todo = "reduce over non-empty axes, or skip the call when that axis is empty"
+    return OpError(
+        f"{name}: cannot reduce {where}: {what} of no elements is undefined (PyTorch "
+        f"refuses it too); {todo}"
+    )
 
 
 def _torch_extremum(fn: str) -> Any:
@@ -198,6 +247,8 @@ def _var(
     """Variance over ``axis`` with ``correction`` (0: population, 1: sample), as the
     Array API ``var``."""
     axes = normalize_axes(axis, x.ndim, "var")
+    if 0 in x.shape:  # nan over nothing, or an empty result (without the warnings)
+        return _filled(xp, x, axes, keepdims, math.nan), (x, axes)
     return xp.var(x, axis=axes, keepdims=keepdims, correction=correction), (x, axes)
 
 
@@ -221,6 +272,8 @@ def _spread(xp: Any, x: Any, axes: tuple[int, ...], a: float, correction: float)
     with ``a = 2``, std's with ``a = 1``, before their scaling by ``g``). The factor is
     inf when the divisor is 0, as in PyTorch: the variance of one element with
     ``correction=1`` is nan, and so is its gradient."""
+    if 0 in x.shape:
+        return x  # no elements, no gradient (and no mean of nothing to compute)
     d = builtins.max(math.prod(x.shape[i] for i in axes) - correction, 0)
     return (x - xp.mean(x, axis=axes, keepdims=True)) * (a / d if d else math.inf)
 
@@ -232,12 +285,18 @@ def _torch_spread(fn: str) -> Any:
         torch: Any, x: Any, axis: Axis = None, keepdims: bool = False, correction: float = 0.0
     ) -> Any:
         dim = tuple(range(x.ndim)) if axis is None else axis
-        return getattr(torch, fn)(x, dim=dim, keepdim=keepdims, correction=correction)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "degrees of freedom is <= 0": nan, as here
+            return getattr(torch, fn)(x, dim=dim, keepdim=keepdims, correction=correction)
 
     return ref
 
 
-SPREAD = (*REDUCE[:4], Sample(((4, 5),), {"axis": 0, "correction": 1.0}))
+SPREAD = (
+    *REDUCE[:4],
+    Sample(((4, 5),), {"axis": 0, "correction": 1.0}),
+    Sample(((3, 0),), {"axis": 1, "correction": 1.0}, name="over a zero-size axis"),
+)
 
 
 var = defop(
@@ -260,7 +319,10 @@ def _std(
     """Standard deviation over ``axis`` with ``correction``, as the Array API ``std``;
     the gradient is 0 where the deviation is 0 (constant data), as in PyTorch."""
     axes = normalize_axes(axis, x.ndim, "std")
-    out = xp.std(x, axis=axes, keepdims=keepdims, correction=correction)
+    if 0 in x.shape:  # nan over nothing, or an empty result (without the warnings)
+        out = _filled(xp, x, axes, keepdims, math.nan)
+    else:
+        out = xp.std(x, axis=axes, keepdims=keepdims, correction=correction)
     return out, (x, out, axes)
 
 
@@ -277,6 +339,8 @@ def _std_vjp(
     (there ``sqrt``'s infinite slope meets var's zero one: nan, unmasked)."""
     x, out, axes = saved
     shape = tuple(x.shape)
+    if 0 in shape:  # an empty gradient, kept apart from out (nan): its derivative is 0
+        return (expand_reduced(xp, g, shape, axes, keepdims) * x,)
     zero = out == 0
     scale = xp.where(zero, 0.0, g / xp.where(zero, 1.0, out))
     return (
@@ -301,14 +365,8 @@ std = defop(
 def logsumexp_of(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """``log(sum(exp(x)))`` over ``axes``, shifted by the max so it never overflows;
     rows of all ``-inf`` give ``-inf``, and so does a reduction over no elements."""
-    if builtins.any(x.shape[a] == 0 for a in axes):
-        kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-        out = xp.full(kept, -math.inf, dtype=x.dtype, device=x.device)
-        return (
-            out
-            if keepdims
-            else xp.reshape(out, tuple(n for i, n in enumerate(kept) if i not in axes))
-        )
+    if over_nothing(x, axes):
+        return _filled(xp, x, axes, keepdims, -math.inf)
     m = xp.max(x, axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0.0)
     s = xp.sum(xp.exp(x - m), axis=axes, keepdims=True)
@@ -353,7 +411,7 @@ logsumexp = defop(
         ref=lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
             x, dim=tuple(range(x.ndim)) if axis is None else axis, keepdim=keepdims
         ),
-        samples=REDUCE[:4],
+        samples=(*REDUCE[:4], OVER_NOTHING),
         kind="reduction",
         formula="g*exp(x - out)",
     ),
@@ -361,37 +419,112 @@ logsumexp = defop(
 
 
 # ------------------------------------------------------------------ no gradient
-def _argmax(
-    xp: Any, x: Any, axis: int | None = None, keepdims: bool = False
-) -> tuple[Any, tuple[Any, ...]]:
-    """Index of the maximum (over the flattened tensor if ``axis`` is None)."""
-    return xp.argmax(x, axis=axis, keepdims=keepdims), ()
+def _arg_extremum(name: str) -> Any:
+    def fwd(
+        xp: Any, x: Any, axis: int | None = None, keepdims: bool = False
+    ) -> tuple[Any, tuple[Any, ...]]:
+        if 0 in x.shape:  # (a tuple lookup: nothing to pay for on other tensors)
+            axes = normalize_axes(axis, x.ndim, name)
+            if over_nothing(x, axes):
+                raise empty_reduction_error(name, x, axis, axes)
+        return getattr(xp, name)(x, axis=axis, keepdims=keepdims), ()
+
+    what = "maximum" if name == "argmax" else "minimum"
+    fwd.__doc__ = (
+        f"Index of the {what} (over the flattened tensor if ``axis`` is None); the first "
+        f"one where several tie, as PyTorch."
+    )
+    fwd.__module__ = __name__
+    return fwd
 
 
-argmax = defop("argmax", _argmax, None, method=True)
+def _torch_arg(fn: str) -> Any:
+    def ref(torch: Any, x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+        return getattr(torch, fn)(x, dim=axis, keepdim=keepdims)
+
+    return ref
 
 
-def _argmin(
-    xp: Any, x: Any, axis: int | None = None, keepdims: bool = False
-) -> tuple[Any, tuple[Any, ...]]:
-    """Index of the minimum (over the flattened tensor if ``axis`` is None)."""
-    return xp.argmin(x, axis=axis, keepdims=keepdims), ()
+def _ties(rng: Any) -> tuple[Any, ...]:
+    """Small integers as floats: ties, which must pick the first index as PyTorch does."""
+    return (rng.integers(-2, 3, (4, 5)).astype(np.float64),)
 
 
-argmin = defop("argmin", _argmin, None, method=True)
+ARG_SAMPLES = (
+    Sample(((3, 4),)),
+    Sample(((3, 4),), {"axis": 1}),
+    Sample(((2, 3, 4),), {"axis": -1, "keepdims": True}),
+    Sample(((3, 4),), {"keepdims": True}),
+    Sample(make=_ties, params={"axis": 0}, name="ties"),
+    Sample(((3, 0),), {"axis": 0}, name="over a non-empty axis of an empty tensor"),
+)
+
+argmax = defop(
+    "argmax",
+    _arg_extremum("argmax"),
+    None,
+    method=True,
+    facts=Facts(ref=_torch_arg("argmax"), samples=ARG_SAMPLES, kind="reduction"),
+)
+argmin = defop(
+    "argmin",
+    _arg_extremum("argmin"),
+    None,
+    method=True,
+    facts=Facts(ref=_torch_arg("argmin"), samples=ARG_SAMPLES, kind="reduction"),
+)
 
 
 def _all(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
-    """Whether every element is true (nonzero)."""
+    """Whether every element is true (nonzero); True over no elements."""
     return xp.all(x, axis=axis, keepdims=keepdims), ()
 
 
-all = defop("all", _all, None, method=True)
+def _torch_logical(fn: str) -> Any:
+    def ref(torch: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> Any:
+        dim = tuple(range(x.ndim)) if axis is None else axis
+        return getattr(torch, fn)(x, dim=dim, keepdim=keepdims) if x.ndim else getattr(torch, fn)(x)
+
+    return ref
+
+
+def _mostly(rng: Any) -> tuple[Any, ...]:
+    """Booleans, true with probability 0.8: rows of all true and rows with a false."""
+    return (rng.random((4, 3)) < 0.8,)
+
+
+def _rarely(rng: Any) -> tuple[Any, ...]:
+    """Booleans, true with probability 0.2."""
+    return (rng.random((4, 3)) < 0.2,)
+
+
+LOGICAL_SAMPLES = (
+    Sample(make=_mostly),
+    Sample(make=_mostly, params={"axis": 1}),
+    Sample(make=_rarely, params={"axis": 0, "keepdims": True}),
+    Sample(make=_rarely, params={"axis": (0, 1)}),
+    Sample(((2, 3),), {"axis": -1}, name="floats: nonzero is true"),
+    Sample(((3, 0),), {"axis": 1}, name="over no elements"),
+)
+
+all = defop(
+    "all",
+    _all,
+    None,
+    method=True,
+    facts=Facts(ref=_torch_logical("all"), samples=LOGICAL_SAMPLES, kind="reduction"),
+)
 
 
 def _any(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
-    """Whether any element is true (nonzero)."""
+    """Whether any element is true (nonzero); False over no elements."""
     return xp.any(x, axis=axis, keepdims=keepdims), ()
 
 
-any = defop("any", _any, None, method=True)
+any = defop(
+    "any",
+    _any,
+    None,
+    method=True,
+    facts=Facts(ref=_torch_logical("any"), samples=LOGICAL_SAMPLES, kind="reduction"),
+)

@@ -3,8 +3,9 @@ flip, concat/cat, stack, and moving between backends."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ..backend import BACKENDS, Backend, resolve, shape_arg
 from ..errors import OpError
 from ..tensor import Tensor
-from ._registry import Facts, Sample, defop, tensor_method
+from ._registry import Facts, InputError, Sample, defop, tensor_method
 from .elementwise import astype
 from .reduction import normalize_axes
 
@@ -29,7 +30,11 @@ def _reshape(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...
         or (-1 not in shape and known != total)
         or (-1 in shape and (known == 0 or total % known))
     ):
-        raise OpError(f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} into {shape}")
+        raise OpError(
+            f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} ({total} elements) "
+            f"into {shape}; the new shape must hold as many elements (one entry may be -1, "
+            f"where the others are not 0)"
+        )
     return xp.reshape(x, shape), (tuple(x.shape),)
 
 
@@ -50,6 +55,8 @@ reshape = defop(
             Sample(((3, 4),), {"shape": (2, 6)}),
             Sample(((2, 3, 2),), {"shape": (-1,)}),
             Sample(((),), {"shape": (1, 1)}),
+            Sample(((2, 0, 3),), {"shape": (0, 6)}, name="zero-size"),
+            Sample(((3, 0),), {"shape": (5, -1, 2)}, name="zero-size, -1"),
         ),
         formula="reshape(g, x.shape)",
     ),
@@ -174,7 +181,14 @@ def _mt_property(self: Tensor) -> Tensor:
 
 def _broadcast_to(xp: Any, x: Any, shape: Sequence[int]) -> tuple[Any, tuple[Any, ...]]:
     """Broadcast to ``shape``; the engine sums the gradient back down."""
-    return xp.broadcast_to(x, tuple(shape)), ()
+    try:
+        return xp.broadcast_to(x, tuple(shape)), ()
+    except Exception as exc:  # the engine names the input's shape, dtype and backend
+        raise InputError(
+            f"cannot broadcast shape {tuple(x.shape)} to {tuple(shape)}: aligned from the "
+            f"right, each axis must have size 1 or the target's size (a zero-size axis "
+            f"broadcasts only to 0)"
+        ) from exc
 
 
 def _identity_vjp(
@@ -190,7 +204,12 @@ broadcast_to = defop(
     method=True,
     facts=Facts(
         ref=lambda torch, x, shape: torch.broadcast_to(x, shape),
-        samples=(Sample(((3, 1),), {"shape": (2, 3, 4)}), Sample(((),), {"shape": (3,)})),
+        samples=(
+            Sample(((3, 1),), {"shape": (2, 3, 4)}),
+            Sample(((),), {"shape": (3,)}),
+            Sample(((3, 1),), {"shape": (2, 3, 0)}, name="to zero-size: zero gradient"),
+            Sample(((0, 1),), {"shape": (2, 0, 4)}, name="zero-size"),
+        ),
         formula="sum g down to x.shape",
     ),
 )
@@ -306,6 +325,7 @@ concat = defop(
         samples=(
             Sample(((2, 3), (4, 3)), {"axis": 0}),
             Sample(((2, 3), (2, 1), (2, 2)), {"axis": -1}),
+            Sample(((2, 3), (0, 3), (1, 3)), {"axis": 0}, name="an empty part"),
         ),
         formula="slices of g",
     ),
@@ -343,7 +363,13 @@ stack = defop(
 
 
 def _move(xp: Any, x: Any, backend: Any = None, source: Any = None) -> tuple[Any, tuple[Any, ...]]:
-    """Move to another backend (or device) through host NumPy; the gradient moves back."""
+    """Move to another backend (or device) through host NumPy; the gradient moves back.
+
+    ``backend`` is a :class:`~minitorch.backend.Backend` (its device is the destination),
+    a backend's name (``"numpy"``: its default device) or a :class:`MoveTo` (a
+    destination relative to the input's backend); ``source`` is the input's backend (by
+    default, the one it has). ``x.to(...)`` is the usual way to call it.
+    """
     # a copy on the host: the moved tensor never shares memory with the source (torch's
     # .numpy() and NumPy's asarray would), so updating one cannot change the other
     host = np.array(source.to_numpy(x), copy=True)
@@ -366,12 +392,68 @@ def _move_vjp(
     return (source.from_numpy(backend.to_numpy(g), None, device),)
 
 
+@dataclasses.dataclass(frozen=True)
+class MoveTo:
+    """A destination of :func:`move` chosen from the backend of the tensor moved: how a
+    catalog sample says "another device of the backend under test" on every backend.
+
+    Attributes
+    ----------
+    label : str
+        What it is, for sample labels and graph pictures.
+    pick : callable
+        ``pick(source_backend) -> Backend``.
+    """
+
+    label: str
+    pick: Callable[[Backend], Backend]
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+#: the default device of the tensor's own backend: another device where the tensor is
+#: not on it (array-api-strict's device1, a GPU), else a copy on the same device
+DEFAULT_DEVICE = MoveTo("its backend's default device", lambda be: resolve(be.name, be.dtype, None))
+
+
+def _prepare_move(tensors: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``backend`` and ``source`` as Backends: a name or a :class:`MoveTo` resolved, and
+    the source the input's backend where it is not given."""
+    x = tensors[0]
+    source = params["source"]
+    if source is None:
+        if not isinstance(x, Tensor):
+            raise OpError(f"move: moves a Tensor, got {type(x).__name__}")
+        source = x._backend
+    dst = params["backend"]
+    if isinstance(dst, str):
+        dst = resolve(dst)
+    elif isinstance(dst, MoveTo):
+        dst = dst.pick(source)
+    if not isinstance(dst, Backend):
+        raise OpError(
+            f"move: backend must be a Backend, a backend name ({', '.join(BACKENDS)}) or a "
+            f"MoveTo, got {type(dst).__name__}; or call x.to(backend, device=...)"
+        )
+    return {"backend": dst, "source": source}
+
+
 move = defop(
     "move",
     _move,
     _move_vjp,
     moves=True,
-    facts=Facts(formula="move g back"),
+    prepare=_prepare_move,
+    facts=Facts(
+        # moving copies the values; the gradient comes back as it is
+        ref=lambda torch, x, backend=None, source=None: x.clone(),
+        samples=(
+            Sample(((3, 4),), {"backend": "numpy"}, name="(3, 4) to numpy"),
+            Sample(((2, 3),), {"backend": DEFAULT_DEVICE}, name="(2, 3) to the default device"),
+        ),
+        formula="move g back",
+    ),
 )
 
 

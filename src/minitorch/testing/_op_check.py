@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from ._check import GradcheckError, gradient_error
 from ._gradgrad import gradgradcheck
 from ._reference import FORWARD_TOL, default_reference, errors_vs_reference
-from ._samples import call, sample_tensors
+from ._samples import call, checked_samples, sample_tensors
 
 __all__ = ["GRAD_TOL_FACTOR", "SampleCheck", "check_op"]
 
@@ -57,6 +57,9 @@ class SampleCheck:
         True where ``gradgradcheck`` passed; None where it was not run.
     skipped : str
         Why nothing was checked (``Facts.skips`` names the backend); empty otherwise.
+    refused : str
+        The op's error where the reference refuses the inputs and the op does too (a
+        zero-size variant that PyTorch has no value for); empty otherwise.
     """
 
     op: str
@@ -70,11 +73,14 @@ class SampleCheck:
     gradcheck_error: float | None
     second_order: bool | None
     skipped: str = ""
+    refused: str = ""
 
     def __str__(self) -> str:
         where = f"{self.op} sample {self.sample} ({self.label}) on {self.backend} {self.dtype}"
         if self.skipped:
             return f"{where}: skipped ({self.skipped})"
+        if self.refused:
+            return f"{where}: refused, as by {self.reference}: {self.refused}"
         parts = [f"forward err {_fmt(self.forward_error)}"]
         if self.grad_error is not None:
             parts.append(f"grad err {_fmt(self.grad_error)}")
@@ -105,7 +111,7 @@ def _find(fn_or_op: Any) -> OpDef:
 
 
 def _label(op: OpDef, k: int) -> str:
-    sample = op.facts.samples[k]
+    sample = checked_samples(op)[k]
     if sample.name:
         return sample.name
     if sample.make is not None:
@@ -120,6 +126,7 @@ def check_op(
     dtype: str = "float64",
     reference: str | None = None,
     second_order: bool = True,
+    zero_size: bool = False,
 ) -> list[SampleCheck]:
     """Check an op on every sample of its catalog entry, as the generic test suites do.
 
@@ -146,6 +153,10 @@ def check_op(
         installed; an op without ``Facts.ref`` always uses numpy.
     second_order : bool
         Also run ``gradgradcheck`` (for differentiable ops).
+    zero_size : bool
+        Also check the zero-size variants of the samples (one dimension made 0), as
+        ``minitorch check`` does for the built-in ops: each must match the reference, or
+        raise an ``OpError`` where the reference refuses it too.
 
     Returns
     -------
@@ -187,7 +198,8 @@ def check_op(
     ref_name = reference or default_reference()
     skip = op.facts.skips.get(be.name, "")
     results: list[SampleCheck] = []
-    for k in range(len(op.facts.samples)):
+    n = len(checked_samples(op)) if zero_size else len(op.facts.samples)
+    for k in range(n):
         label = _label(op, k)
         if skip:
             results.append(
@@ -206,6 +218,16 @@ def _check_sample(
     same = ref.reference == "numpy" and be.name == "numpy" and dtype == "float64"
     ref_label = "self" if same else ref.reference
     atol, rtol = op.facts.tol.get(dtype, FORWARD_TOL.get(dtype, FORWARD_TOL["float32"]))
+    if ref.refused:
+        if not ref.forward_ok:
+            raise AssertionError(
+                f"{where}: the {ref.reference} reference refuses these inputs "
+                f"({ref.refused}), but the op returned a result; raise an OpError that "
+                f"says why"
+            )
+        return SampleCheck(
+            op.name, k, label, be.name, dtype, ref_label, 0.0, None, None, None, "", ref.raised
+        )
     if not ref.forward_ok:
         raise AssertionError(
             f"{where}: the forward differs from the {ref.reference} reference by "
@@ -217,7 +239,7 @@ def _check_sample(
             f"{where}: the gradient differs from the {ref.reference} reference by "
             f"{ref.grad:.3g} (max abs, for a random upstream gradient), beyond {grad_bound:g}"
         )
-    sample = op.facts.samples[k]
+    sample = checked_samples(op)[k]
     inputs = sample_tensors(op, sample, be, dtype, seed=k)
     checked = any(isinstance(t, Tensor) and t.requires_grad for t in inputs)
     gc_err: float | None = None

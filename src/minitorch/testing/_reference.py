@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..backend import Backend, resolve
+from ..errors import OpError
 from ..ops._registry import OpDef
 from ..tensor import Tensor
 from ._check import _host
-from ._samples import call, grad_inputs, sample_arrays, sample_tensors
+from ._samples import call, checked_samples, grad_inputs, sample_arrays, sample_tensors
 
 __all__ = [
     "ReferenceErrors",
@@ -40,12 +43,24 @@ class ReferenceErrors:
 
     ``grad`` is None where the sample has no differentiable input; ``reference`` is
     ``"torch"`` or ``"numpy"``; ``forward_ok`` applies the op's tolerance.
+
+    ``refused`` is the reference's error where it refuses the sample's inputs (a
+    zero-size variant PyTorch has no value for, e.g. a max over no elements); then
+    ``forward_ok`` says whether the op refused them too, with an ``OpError``
+    (``forward`` is 0 if so, inf if the op returned a result), and ``raised`` is the
+    op's error.
     """
 
     forward: float
     grad: float | None
     forward_ok: bool
     reference: str
+    refused: str = ""
+    raised: str = ""
+
+
+class _Refused(Exception):
+    """The reference refuses the inputs (its own error is the cause)."""
 
 
 def default_reference() -> str:
@@ -103,7 +118,12 @@ def _torch_outputs(
 
     targs = torch_args(torch, arrays, want)
     assert op.facts.ref is not None
-    tout = op.facts.ref(torch, *targs, **params)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # var(): "degrees of freedom is <= 0"
+            tout = op.facts.ref(torch, *targs, **params)
+    except Exception as exc:
+        raise _Refused(f"{type(exc).__name__}: {exc}") from exc
     out = tout.detach().numpy().astype(np.float64)
     grads: list[np.ndarray] = []
     if want and g is not None and tout.requires_grad:
@@ -134,10 +154,14 @@ def _numpy_outputs(
             inputs.append(t)
         else:
             inputs.append(a)
-    out = call(op, inputs, params)
+    try:
+        out = call(op, inputs, params)
+    except OpError as exc:
+        raise _Refused(f"{type(exc).__name__}: {exc}") from exc
     grads: list[np.ndarray] = []
     if want and g is not None and out.requires_grad:
-        out.backward(Tensor._make(be.from_numpy(g, be.dtypes["float64"], be.device), be, None))
+        ob = out._backend
+        out.backward(Tensor._make(ob.from_numpy(g, ob.dtypes["float64"], out.device), ob, None))
         grads = [
             np.zeros(arrays[i].shape) if inputs[i].grad is None else _host(inputs[i].grad)
             for i in want
@@ -157,6 +181,11 @@ def errors_vs_reference(
     """Run sample ``k`` of ``op`` on ``backend`` in ``dtype`` and compare its output and
     gradients (for a random upstream gradient) with the reference.
 
+    ``k`` counts the catalog's samples, then their zero-size variants
+    (:func:`~minitorch.testing._samples.checked_samples`). Where the reference refuses
+    the inputs, the op must refuse them too (``ReferenceErrors.refused``); where only the
+    op refuses them, this raises an AssertionError that says so.
+
     Examples
     --------
     >>> import minitorch
@@ -170,7 +199,7 @@ def errors_vs_reference(
     if reference == "torch" and op.facts.ref is None:
         reference = "numpy"
     seed = k if seed is None else seed
-    sample = op.facts.samples[k]
+    sample = checked_samples(op)[k]
     host = sample_arrays(op, sample, seed=seed)
     want = grad_inputs(op, host)
     np_dtype = np.dtype(dtype)
@@ -182,19 +211,29 @@ def errors_vs_reference(
         for a in host
     ]
     inputs = sample_tensors(op, sample, backend, dtype, seed=seed)
-    out = call(op, inputs, sample.params)
+    ref_fn = _torch_outputs if reference == "torch" else _numpy_outputs
+    try:
+        out = call(op, inputs, sample.params)
+    except OpError as exc:
+        try:
+            ref_fn(op, rounded, (), sample.params, None)
+        except _Refused as refused:
+            return ReferenceErrors(0.0, None, True, reference, str(refused), str(exc))
+        raise AssertionError(
+            f"{op.name} refuses {sample.name or 'the sample'} ({type(exc).__name__}: {exc}), "
+            f"but the {reference} reference computes it"
+        ) from exc
     out_host = _host(out)
     g = None
     if out.requires_grad:
         g = np.random.default_rng(100 + seed).standard_normal(out_host.shape)
         g = np.asarray(g.astype(np_dtype).astype(np.float64))
-        out.backward(
-            Tensor._make(
-                backend.from_numpy(g, backend.resolve_dtype(dtype), out.device), out._backend, None
-            )
-        )
-    ref_fn = _torch_outputs if reference == "torch" else _numpy_outputs
-    ref_out, ref_grads = ref_fn(op, rounded, want if g is not None else (), sample.params, g)
+        ob = out._backend  # (move's output is on another backend than its input)
+        out.backward(Tensor._make(ob.from_numpy(g, ob.resolve_dtype(dtype), out.device), ob, None))
+    try:
+        ref_out, ref_grads = ref_fn(op, rounded, want if g is not None else (), sample.params, g)
+    except _Refused as refused:
+        return ReferenceErrors(math.inf, None, False, reference, str(refused))
     fwd = _max_abs(out_host, ref_out)
     atol, rtol = op.facts.tol.get(dtype, FORWARD_TOL.get(dtype, FORWARD_TOL["float32"]))
     with np.errstate(invalid="ignore"):
