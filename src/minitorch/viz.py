@@ -147,8 +147,11 @@ def op_label(node: Node) -> str:
         simple = isinstance(v, bool | int | float | str) or (
             isinstance(v, tuple) and all(isinstance(e, int) for e in v)
         )
-        if isinstance(v, type):  # a dtype
-            shown.append(f"{k}={node.backend.dtype_name(v)}")
+        # a dtype of the node's library (by identity: an array of weights compares
+        # elementwise)
+        dtype = next((n for n, d in node.backend.dtypes.items() if d is v), None)
+        if dtype is not None:
+            shown.append(f"{k}={dtype}")
         elif simple and v is not False and (k, v) not in _USUAL:  # no arrays (class weights)
             shown.append(f"{k}={_number(v) if isinstance(v, float) else v}")
     return f"{name}({', '.join(shown)})" if shown else name
