@@ -40,6 +40,7 @@ import datetime
 import math
 import os
 import socket
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -93,12 +94,11 @@ def _torch() -> Any:
 
 
 def is_initialized() -> bool:
-    """Whether :func:`init_process_group` has run in this process (False without torch)."""
-    try:
-        tdist = _dist()
-    except ImportError:
-        return False
-    return bool(tdist.is_available() and tdist.is_initialized())
+    """Whether :func:`init_process_group` has run in this process (False without torch).
+
+    Asking does not import torch: no group exists before ``torch.distributed`` is."""
+    tdist = sys.modules.get("torch.distributed")
+    return bool(tdist is not None and tdist.is_available() and tdist.is_initialized())
 
 
 def get_rank() -> int:

@@ -57,6 +57,16 @@ def train(rank: int, world: int, ddp: dist.DataParallel | None, params: list[Any
         opt.step()
 
 
+def fail(mode: str) -> None:
+    """How rank 1 lets the others down: silent but alive, a Python error, or dead."""
+    if mode == "hang":
+        time.sleep(4 * float(os.environ["TEST_TIMEOUT"]))
+    elif mode == "raise":
+        raise ValueError("a bug in rank 1's training loop")
+    else:
+        os._exit(17)  # dies without a word, mid-training
+
+
 def main() -> int:
     mode, out = sys.argv[1], sys.argv[2]
     minitorch.set_backend(os.environ.get("MINITORCH_BACKEND", "numpy"), dtype="float64")
@@ -92,26 +102,12 @@ def main() -> int:
                 params[2] = minitorch.zeros(SIZES[1] + 1, SIZES[2], requires_grad=True)
             dist.DataParallel(params)
             return 0
-        elif mode == "hang":
+        elif mode in ("hang", "raise", "die"):  # rank 1 fails after the start
             params = init_params()
             ddp = dist.DataParallel(params)
             if rank == 1:
-                time.sleep(4 * float(os.environ["TEST_TIMEOUT"]))  # alive, but silent
+                fail(mode)
                 return 0
-            train(rank, world, ddp, params)
-            return 0
-        elif mode == "raise":
-            params = init_params()
-            ddp = dist.DataParallel(params)
-            if rank == 1:
-                raise ValueError("a bug in rank 1's training loop")
-            train(rank, world, ddp, params)
-            return 0
-        elif mode == "die":
-            params = init_params()
-            ddp = dist.DataParallel(params)
-            if rank == 1:
-                os._exit(17)  # dies without a word, mid-training
             train(rank, world, ddp, params)
             return 0
         else:

@@ -773,7 +773,8 @@ LOGICAL = (
 
 
 def _logical(name: str, symbol: str) -> Any:
-    """``logical_and`` / ``logical_or`` of boolean tensors (and Python bools): no gradient.
+    """``logical_and`` / ``logical_or`` / ``logical_xor`` of boolean tensors (and Python
+    bools): no gradient.
     The operators ``&`` and ``|`` are the bitwise ops (ops/math.py), which are the same
     on booleans and also take integers, as the standard says."""
 
@@ -797,6 +798,7 @@ def _logical(name: str, symbol: str) -> Any:
 
 logical_and = _logical("logical_and", "&")
 logical_or = _logical("logical_or", "|")
+logical_xor = _logical("logical_xor", "^")
 
 
 def _isfinite(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -805,10 +807,10 @@ def _isfinite(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 
 def _special_values(rng: Any) -> tuple[Any, ...]:
-    """Floats with infinities, nan and zeros among them."""
+    """Floats with infinities, nan and signed zeros among them."""
     x = rng.uniform(-2, 2, (3, 4))
-    x[0, :3] = (math.inf, -math.inf, math.nan)
-    x[1, 1] = 0.0
+    x[0, :4] = (math.inf, -math.inf, math.nan, 0.0)
+    x[1, :2] = (-0.0, 0.0)
     return (x,)
 
 
@@ -820,7 +822,7 @@ def _signed_values(rng: Any) -> tuple[Any, ...]:
     return (x,)
 
 
-SPECIAL = (Sample(make=_special_values, name="inf, -inf, nan, 0"), Sample(((),)), Sample(((5,),)))
+SPECIAL = (Sample(make=_special_values, name="inf, -inf, nan, +-0"), Sample(((),)), Sample(((5,),)))
 
 isfinite = defop(
     "isfinite",

@@ -4,7 +4,8 @@ ops. Each op's forward, VJP and facts, together.
 
 Rounding ops (``floor``, ``ceil``, ``round``, ``trunc``, ``floor_divide``) are piecewise
 constant: their gradient is zero, as PyTorch's. Tests of values (``signbit``,
-``isinf``, ``nextafter``), ``logical_xor`` and the bitwise ops have no gradient.
+``isinf``, ``nextafter``) and the bitwise ops have no gradient (``logical_xor`` is with
+its siblings in elementwise.py).
 """
 
 from __future__ import annotations
@@ -17,21 +18,10 @@ import numpy as np
 
 from ..tensor import Operand, Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
+from .elementwise import BINARY, SPECIAL, UNARY, _booleans, _is_scalar
 
 Fwd = Callable[..., tuple[Any, tuple[Any, ...]]]
 Grads = tuple[Any, ...]
-
-UNARY = (Sample(((3, 4),)), Sample(((),)), Sample(((2, 0),)))
-BINARY = (
-    Sample(((3, 4), (3, 4))),
-    Sample(((), (3,))),
-    Sample(((4, 1), (1, 3))),
-    Sample(((2, 1, 3), (4, 3))),
-)
-
-
-def _is_scalar(v: Any) -> bool:
-    return type(v) in (int, float, bool)
 
 
 def _torch_floats(torch: Any, *args: Any) -> list[Any]:
@@ -407,17 +397,6 @@ copysign = defop(
 
 
 # ------------------------------------------------------------------ tests of values (no gradient)
-def _special_values(rng: np.random.Generator) -> tuple[Any, ...]:
-    """Floats with infinities, nan and signed zeros among them."""
-    x = rng.uniform(-2, 2, (3, 4))
-    x[0, :4] = (math.inf, -math.inf, math.nan, 0.0)
-    x[1, :2] = (-0.0, 0.0)
-    return (x,)
-
-
-SPECIAL = (Sample(make=_special_values, name="inf, -inf, nan, +-0"), Sample(((),)), Sample(((5,),)))
-
-
 def _signbit(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     """Elementwise: is the sign bit set (true for -0.0 and -inf); no gradient."""
     return xp.signbit(x), ()
@@ -480,38 +459,7 @@ nextafter = defop(
 )
 
 
-# ------------------------------------------------------------------ logical_xor, bitwise ops
-def _booleans(*shapes: tuple[int, ...]) -> Callable[..., tuple[Any, ...]]:
-    def make(rng: np.random.Generator) -> tuple[Any, ...]:
-        return tuple(np.asarray(rng.random(s) < 0.5) for s in shapes)
-
-    return make
-
-
-LOGICAL = (
-    *(Sample(make=_booleans(*s.shapes), name=", ".join(map(str, s.shapes))) for s in BINARY),
-    Sample(make=lambda rng: (rng.random((3,)) < 0.5, True), name="with a Python bool"),
-)
-
-
-def _logical_xor(xp: Any, x1: Any, x2: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Elementwise exclusive or of boolean tensors (and Python bools); no gradient."""
-    return xp.logical_xor(x1, x2), ()
-
-
-logical_xor = defop(
-    "logical_xor",
-    _logical_xor,
-    None,
-    nin=2,
-    scalars=True,
-    facts=Facts(
-        ref=lambda torch, x1, x2: torch.logical_xor(x1, torch.as_tensor(x2)),
-        samples=LOGICAL,
-    ),
-)
-
-
+# ------------------------------------------------------------------ bitwise ops
 def _dtype_name(v: Any) -> str:
     # "torch.float32", "array_api_strict.float32", "float32": the last part
     return type(v).__name__ if _is_scalar(v) else str(v.dtype).rsplit(".", 1)[-1]
