@@ -174,6 +174,20 @@ def test_constant_inputs_shown_while_saved() -> None:
     assert const == ["input 0 (no grad)"]
 
 
+def test_class_targets_of_cross_entropy_shown() -> None:
+    """The demo's loss: cross_entropy's class targets are a no-grad input whose box
+    shows their shape, dtype and values (they are kept for it, not for the VJP)."""
+    logits = minitorch.tensor([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0]], requires_grad=True)
+    targets = minitorch.tensor([2, 0])
+    loss = minitorch.cross_entropy(logits, targets)
+    const = [label for nid, label in nodes(viz.to_dot(loss)).items() if nid.startswith("c")]
+    dtype = minitorch.get_backend().dtype_name(targets.data.dtype)
+    assert const == [f"input 1 (no grad)\\n(2,) {dtype}\\ndata [2, 0]"]
+    loss.backward()  # the gradient is unchanged by keeping them
+    p = np.exp(logits.data) / np.exp(logits.data).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(logits.grad, (p - np.eye(3)[[2, 0]]) / 2, rtol=1e-12)
+
+
 def test_intermediates_not_kept_show_their_shape() -> None:
     x = minitorch.tensor([1.0, -2.0, 3.0], requires_grad=True, name="x")
     h = x * 2.0

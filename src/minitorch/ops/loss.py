@@ -222,7 +222,9 @@ def _cross_entropy(
             q = (1 - eps) * q + share * (1.0 if w is None else w)
             rq = (1 - eps) * (1.0 if rq is None else rq) + share * total
         losses = xp.reshape(losses, (n,))
-        saved = (logits, None, w, q, rq, denom)
+        # the class targets are kept only to be shown (a graph's "input 1" box): the
+        # VJP tells them from probability targets by q, which only they save
+        saved = (logits, targets, w, q, rq, denom)
     if reduction == "mean":
         out = xp.sum(losses) / denom if denom else xp.sum(losses) * float("nan")
     elif reduction == "sum":
@@ -326,6 +328,7 @@ def _cross_entropy_vjp(
     distribution q (scaled by g, and 1/denominator for mean); for probability targets,
     d loss_i / d targets_i = -(1 - label_smoothing) * weight * log_softmax(logits_i)."""
     logits, targets, w, q, rq, denom, d = saved
+    soft = q is None  # probability targets (they may need a gradient)
     x = logits if logits.ndim == 2 else xp.reshape(logits, (1, logits.shape[0]))
     if reduction == "none":
         g = xp.reshape(g, (x.shape[0], 1))
@@ -335,13 +338,13 @@ def _cross_entropy_vjp(
     gx = gt = None
     if needs[0]:
         if d is None:  # create_graph: recompute it, differentiably
-            if targets is not None:
+            if soft:
                 q = _soft_targets(xp, targets, w, label_smoothing, x)
                 rq = xp.sum(q, axis=1, keepdims=True)
             p = _softmax(xp, x, 1)[0]
             d = (p if rq is None else p * rq) - q
         gx = d * g if x is logits else xp.reshape(d * g, logits.shape)
-    if targets is not None and needs[1]:
+    if soft and needs[1]:
         gt = _log_softmax(xp, x, 1)[0] * ((label_smoothing - 1) * g)
         if w is not None:
             gt = gt * w
