@@ -1,11 +1,12 @@
 """MLP training step: 784-512-512-10, ReLU, softmax cross-entropy, SGD, float32, one
 thread. minitorch (NumPy backend) vs the same network written by hand in NumPy
-(forward + backward) vs PyTorch eager, interleaved in one process.
+(forward + backward) vs PyTorch eager, interleaved in one process; and the same
+minitorch step under ``minitorch.capture`` (recorded once, then replayed).
 
     python bench/bench_mlp.py [--repeats 40] [--batch 256 32]
 
-Target (issue #3): minitorch at most 1.10x the hand-written NumPy time at both batch
-sizes.
+Targets: minitorch at most 1.10x the hand-written NumPy time at both batch sizes (issue
+#3); the captured replay at most 1.0x hand-written NumPy at batch 32 (issue #15).
 """
 
 from __future__ import annotations
@@ -82,11 +83,28 @@ def main() -> None:
 
         np_params = init()
         mt_params = [mt.tensor(p, requires_grad=True) for p in init()]
+        cap_params = [mt.tensor(p, requires_grad=True) for p in init()]
         t_params = [torch.tensor(p, requires_grad=True) for p in init()]
         mx, my = mt.tensor(x), mt.tensor(y)
         tx, ty = torch.tensor(x), torch.tensor(y)
 
         opt = mt.optim.SGD(mt_params, lr=LR)
+        cap_opt = mt.optim.SGD(cap_params, lr=LR)
+
+        def cap_train(x: mt.Tensor, y: mt.Tensor) -> mt.Tensor:
+            w1, b1, w2, b2, w3, b3 = cap_params
+            h = mt.relu(x @ w1 + b1)
+            h = mt.relu(h @ w2 + b2)
+            loss = mt.cross_entropy(h @ w3 + b3, y)
+            loss.backward()
+            cap_opt.step()
+            cap_opt.zero_grad()
+            return loss
+
+        replay = mt.capture(cap_train, optimizer=cap_opt)
+
+        def cap_step() -> float:
+            return float(replay(mx, my).item())  # the loss read after the step, as above
 
         def mt_step() -> float:
             w1, b1, w2, b2, w3, b3 = mt_params
@@ -113,20 +131,31 @@ def main() -> None:
         # the three implementations agree on the first steps
         a, b, c = numpy_step(np_params, x, y), mt_step(), torch_step()
         assert abs(a - b) < 1e-4 and abs(a - c) < 1e-4, (a, b, c)
+        d = cap_step()  # records
+        assert d == b and cap_step() == mt_step(), "the replay must equal eager minitorch"
+        numpy_step(np_params, x, y)  # all four at the same step again
+        torch_step()
 
         steps = {
             "numpy (by hand)": lambda: numpy_step(np_params, x, y),
             "minitorch": mt_step,
+            "minitorch replay": cap_step,
             "pytorch": torch_step,
         }
         t = interleaved(steps, args.repeats)
         ratio = paired_ratio(steps, "minitorch", "numpy (by hand)", args.repeats)
+        cap_ratio = paired_ratio(steps, "minitorch replay", "numpy (by hand)", args.repeats)
         base = t["numpy (by hand)"]
         print(f"MLP 784-512-512-10 training step, batch {batch}, float32, 1 thread (median)")
         for k, v in t.items():
             print(f"  {k:16s}: {v * 1e3:7.3f} ms  ({v / base:.2f}x numpy)")
         print(
             f"  minitorch / numpy by hand (median of paired ratios): {ratio:.3f}x  (target <= 1.10x)"
+        )
+        print(
+            f"  minitorch replay / numpy by hand (median of paired ratios): {cap_ratio:.3f}x  "
+            f"(target <= 1.0x at batch 32); {replay.stats['replays']} replays, "
+            f"{replay.stats['fallbacks']} eager fallbacks"
         )
 
 

@@ -390,10 +390,11 @@ def test_info_follows_the_backend_default_dtype(backend: Any) -> None:
 
 
 def test_no_optional_extensions_are_pretended(backend: Any) -> None:
+    """linalg is provided (tests/test_linalg.py); fft is not, and the namespace says so."""
     xp = namespace(backend)
-    for ext in ("linalg", "fft"):
-        assert not hasattr(xp, ext)
-        assert not hasattr(minitorch.array_api, ext)
+    assert xp.linalg is minitorch.linalg.namespace(backend)
+    assert not hasattr(xp, "fft")
+    assert not hasattr(minitorch.array_api, "fft")
 
 
 # ------------------------------------------------------------------ signatures
@@ -505,3 +506,129 @@ def test_array_api_compat_finds_minitorchs_namespace(backend: Any) -> None:
     found: Any = array_api_compat.array_namespace(x)
     both: Any = array_api_compat.array_namespace(x, x.detach())
     assert found is namespace(backend) and both is found
+
+
+def test_real_imag_conj_of_real_tensors_against_torch(backend: Any) -> None:
+    """real and conj of a real tensor are the identity (a copy, differentiable), imag
+    zeros: the gradient of real(x) * 2 + imag(x) + conj(x) ** 2 is 2 + 2x, as torch."""
+    xp = namespace(backend)
+    x = _t(W, backend, requires_grad=True)
+    y = xp.real(x) * 2.0 + xp.imag(x) + xp.conj(x) ** 2
+    assert xp.real(x) is not x and xp.conj(x) is not x
+    assert _np(xp.imag(x), backend).tolist() == [0.0, 0.0, 0.0]
+    xs = torch_f64(W, requires_grad=True)
+    ys = torch.real(xs) * 2.0 + torch.conj(xs) ** 2
+    ys.sum().backward()
+    y.sum().backward()
+    assert_close(x.grad, xs.grad.numpy(), rtol=1e-12)
+
+
+def test_real_imag_conj_of_complex_tensors_as_strict(backend: Any) -> None:
+    xp = namespace(backend)
+    z = np.array([1.5 - 2.0j, 0.0 + 0.5j, -3.0 + 0.0j])
+    c = xp.asarray(z)
+    s = strict.asarray(z)
+    for name in ("real", "imag", "conj"):
+        got, want = getattr(xp, name)(c), np.asarray(getattr(strict, name)(s))
+        assert _dtype_name(got.dtype) == str(want.dtype)
+        np.testing.assert_array_equal(_np(got, backend), want)
+        assert not got.requires_grad
+
+
+def test_complex_autograd_is_refused_clearly(backend: Any) -> None:
+    xp = namespace(backend)
+    c = xp.asarray(np.array([1.0 + 1.0j, 2.0j]))
+    with pytest.raises(RuntimeError, match="complex autograd is not supported"):
+        c.requires_grad_()
+    x = _t(np.array([1.0, 2.0]), backend, requires_grad=True)
+    with pytest.raises(minitorch.OpError, match=r"mul: complex autograd is not supported"):
+        _ = x * c
+    with pytest.raises(minitorch.OpError, match="complex autograd"):
+        xp.astype(x, xp.complex128)
+
+
+def test_python_scalars_take_the_tensors_kind_and_dtype(backend: Any) -> None:
+    """The standard: an array with a Python scalar of its kind keeps the array's dtype
+    (complex64 * 1j stays complex64); asarray of Python data takes the defaults."""
+    xp = namespace(backend)
+    c64 = xp.astype(xp.asarray(np.array([1.0 + 1.0j])), xp.complex64)
+    assert (c64 * 2j).dtype == xp.complex64 and (2j + c64).dtype == xp.complex64
+    assert (xp.asarray(np.array([1], dtype=np.int8)) + 1).dtype == xp.int8
+    assert xp.asarray(1.5).dtype == xp.float64  # the backend under test's default
+    assert xp.asarray([1, 2]).dtype == xp.int64
+    assert xp.asarray([[1, 2.5]]).dtype == xp.float64
+    assert xp.asarray([True]).dtype == xp.bool
+    assert xp.asarray(1j).dtype == xp.complex128
+    assert xp.arange(3).dtype == xp.int64 and xp.arange(0.0, 1.0, 0.5).dtype == xp.float64
+
+
+def test_can_cast_finfo_iinfo_as_strict(backend: Any) -> None:
+    xp = namespace(backend)
+    names = [
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+    ]
+    names += ["complex64", "complex128"]
+    for a in names:
+        for b in names:
+            want = strict.can_cast(getattr(strict, a), getattr(strict, b))
+            assert xp.can_cast(getattr(xp, a), getattr(xp, b)) is want, (a, b)
+    f = xp.finfo(xp.float32)
+    assert (f.bits, f.eps, f.max, f.min) == (32, 2.0**-23, float(np.finfo(np.float32).max), -f.max)
+    assert type(f.eps) is float and type(f.smallest_normal) is float
+    assert xp.finfo(xp.complex64).dtype == xp.float32
+    i = xp.iinfo(xp.uint8)
+    assert (i.bits, i.min, i.max) == (8, 0, 255) and type(i.max) is int
+
+
+def test_manipulation_edge_cases_as_strict(backend: Any) -> None:
+    xp = namespace(backend)
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x, s = _t(a, backend), strict.asarray(a)
+    cases = [
+        (xp.concat([x, x], axis=None), strict.concat([s, s], axis=None)),
+        (xp.moveaxis(x, (0, 1), (2, 0)), strict.moveaxis(s, (0, 1), (2, 0))),
+        (xp.expand_dims(x, axis=-4), strict.expand_dims(s, axis=-4)),
+        (+x, +s),
+    ]
+    for got, want in cases:
+        np.testing.assert_array_equal(_np(got, backend), np.asarray(want))
+    with pytest.raises(IndexError, match="out of range"):
+        xp.expand_dims(x, axis=4)
+    u8 = np.array([[200, 100]], dtype=np.uint8)
+    got = xp.vecdot(xp.asarray(u8), xp.asarray(u8))
+    want = strict.vecdot(strict.asarray(u8), strict.asarray(u8))
+    assert _dtype_name(got.dtype) == "uint8"
+    np.testing.assert_array_equal(_np(got, backend), np.asarray(want))
+    with pytest.raises(minitorch.OpError, match="vecdot: axis"):
+        xp.vecdot(x, x, axis=0)
+
+
+def test_unary_plus_is_a_differentiable_copy(backend: Any) -> None:
+    x = _t(W, backend, requires_grad=True)
+    y = +x
+    assert y is not x and y.requires_grad
+    (y * y).sum().backward()
+    assert_close(x.grad, 2 * W, rtol=1e-12)
+    v = x.version
+    y += 1.0  # in place on the copy: x is untouched
+    assert x.version == v and _np(x, backend).tolist() == W.tolist()
+
+
+def test_logaddexp_of_two_infinities(backend: Any) -> None:
+    xp = namespace(backend)
+    x = _t(np.array([np.inf, -np.inf, 1.0]), backend)
+    y = _t(np.array([np.inf, -np.inf, 1.0]), backend)
+    np.testing.assert_array_equal(
+        _np(xp.logaddexp(x, y), backend),
+        np.logaddexp([np.inf, -np.inf, 1.0], [np.inf, -np.inf, 1.0]),
+    )

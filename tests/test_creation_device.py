@@ -54,6 +54,21 @@ def test_creation_takes_device_and_dtype(backend: Any, name: str) -> None:
     assert str(d.device) == str(backend.device) and d.dtype == backend.dtypes["float64"]
 
 
+@pytest.mark.parametrize("name", sorted(CREATORS))
+def test_a_device_name_without_index_is_the_backends_device(backend: Any, name: str) -> None:
+    """``"cuda"`` is the current device, ``cuda:0``: a tensor made with it, or under a
+    backend made with it, reports the very device the backend reports (on torch/CUDA
+    this compared ``cuda:0`` with ``cuda``)."""
+    bare = device_name(backend, backend.device).split(":")[0]
+    t = CREATORS[name](device=bare)
+    assert str(t.device) == str(backend.device)
+    with minitorch.use_backend(backend.name, dtype="float64", device=bare) as be:
+        assert str(be.device) == str(backend.device)
+        u = CREATORS[name]()
+        assert str(u.device) == str(be.device)
+        assert str((u * 2.0).device) == str(be.device)
+
+
 def test_randint_takes_device_dtype_and_generator(backend: Any) -> None:
     dev = _other_device(backend)
     t = minitorch.randint(

@@ -19,6 +19,7 @@ from minitorch.ops import BOUND
 PUBLIC_API = [
     "Backend",
     "BackendMismatchError",
+    "CaptureError",
     "Facts",
     "FileFormatError",
     "Generator",
@@ -30,6 +31,7 @@ PUBLIC_API = [
     "array_api",
     "autograd",
     "available_backends",
+    "capture",
     "default_generator",
     "defop",
     "enable_grad",
@@ -38,6 +40,7 @@ PUBLIC_API = [
     "func",
     "get_backend",
     "is_grad_enabled",
+    "linalg",
     "linspace",
     "load",
     "manual_seed",

@@ -12,10 +12,11 @@ Examples
 
 from __future__ import annotations
 
-from . import array_api, autograd, func, optim
+from . import array_api, autograd, func, linalg, optim
 from . import ops as _ops
 from ._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import Backend, available_backends, get_backend, set_backend, use_backend
+from .capture import CaptureError, capture
 from .creation import (
     Generator,
     arange,
@@ -44,6 +45,7 @@ __all__ = [
     "REGISTRY",
     "Backend",
     "BackendMismatchError",
+    "CaptureError",
     "Facts",
     "FileFormatError",
     "Generator",
@@ -54,6 +56,7 @@ __all__ = [
     "array_api",
     "autograd",
     "available_backends",
+    "capture",
     "default_generator",
     "defop",
     "enable_grad",
@@ -62,6 +65,7 @@ __all__ = [
     "func",
     "get_backend",
     "is_grad_enabled",
+    "linalg",
     "linspace",
     "load",
     "manual_seed",
@@ -105,6 +109,7 @@ bitwise_right_shift = _ops.math.bitwise_right_shift
 bitwise_xor = _ops.math.bitwise_xor
 broadcast_to = _ops.shape.broadcast_to
 ceil = _ops.math.ceil
+cholesky = _ops.decomp.cholesky
 clip = _ops.elementwise.clip
 clone = _ops.elementwise.clone
 concat = _ops.shape.concat
@@ -112,9 +117,14 @@ cat = _ops.shape.concat
 copysign = _ops.math.copysign
 cos = _ops.elementwise.cos
 cosh = _ops.math.cosh
+cross = _ops.decomp.cross
 cross_entropy = _ops.loss.cross_entropy
+det = _ops.decomp.det
+diagonal = _ops.decomp.diagonal
 div = _ops.elementwise.div
 dropout = _ops.loss.dropout
+eigvalsh = _ops.decomp.eigvalsh
+eigvecsh = _ops.decomp.eigvecsh
 embedding = _ops.indexing.embedding
 eq = _ops.elementwise.eq
 erf = _ops.elementwise.erf
@@ -130,6 +140,7 @@ getitem = _ops.indexing.getitem
 gt = _ops.elementwise.gt
 hardtanh = _ops.activation.hardtanh
 hypot = _ops.math.hypot
+inv = _ops.decomp.inv
 isfinite = _ops.elementwise.isfinite
 isinf = _ops.math.isinf
 le = _ops.elementwise.le
@@ -137,6 +148,7 @@ leaky_relu = _ops.activation.leaky_relu
 log = _ops.elementwise.log
 log1p = _ops.elementwise.log1p
 log_softmax = _ops.loss.log_softmax
+logabsdet = _ops.decomp.logabsdet
 logical_and = _ops.elementwise.logical_and
 logical_not = _ops.elementwise.logical_not
 logical_or = _ops.elementwise.logical_or
@@ -145,6 +157,9 @@ logsumexp = _ops.reduction.logsumexp
 lt = _ops.elementwise.lt
 masked_fill = _ops.elementwise.masked_fill
 matmul = _ops.linalg.matmul
+matrix_norm = _ops.decomp.matrix_norm
+matrix_power = _ops.decomp.matrix_power
+matrix_rank = _ops.decomp.matrix_rank
 matrix_transpose = _ops.shape.matrix_transpose
 max = _ops.reduction.max
 maximum = _ops.elementwise.maximum
@@ -158,8 +173,12 @@ mul = _ops.elementwise.mul
 ne = _ops.elementwise.ne
 neg = _ops.elementwise.neg
 nextafter = _ops.math.nextafter
+outer = _ops.decomp.outer
 permute_dims = _ops.shape.permute_dims
+pinv = _ops.decomp.pinv
 pow = _ops.elementwise.pow
+qr_q = _ops.decomp.qr_q
+qr_r = _ops.decomp.qr_r
 relu = _ops.activation.relu
 remainder = _ops.math.remainder
 reshape = _ops.shape.reshape
@@ -175,20 +194,26 @@ sin = _ops.elementwise.sin
 sinh = _ops.math.sinh
 softmax = _ops.loss.softmax
 softplus = _ops.activation.softplus
+solve = _ops.decomp.solve
 sqrt = _ops.elementwise.sqrt
 squeeze = _ops.shape.squeeze
 stack = _ops.shape.stack
 std = _ops.reduction.std
 sub = _ops.elementwise.sub
 sum = _ops.reduction.sum
+svd_u = _ops.decomp.svd_u
+svd_vh = _ops.decomp.svd_vh
+svdvals = _ops.decomp.svdvals
 take = _ops.indexing.take
 tan = _ops.math.tan
 tanh = _ops.activation.tanh
+trace = _ops.decomp.trace
 transpose = _ops.shape.transpose
 tril = _ops.linalg.tril
 triu = _ops.linalg.triu
 trunc = _ops.math.trunc
 var = _ops.reduction.var
+vector_norm = _ops.decomp.vector_norm
 where = _ops.elementwise.where
 __all__ += [
     "abs",
@@ -214,15 +239,21 @@ __all__ += [
     "broadcast_to",
     "cat",
     "ceil",
+    "cholesky",
     "clip",
     "clone",
     "concat",
     "copysign",
     "cos",
     "cosh",
+    "cross",
     "cross_entropy",
+    "det",
+    "diagonal",
     "div",
     "dropout",
+    "eigvalsh",
+    "eigvecsh",
     "embedding",
     "eq",
     "erf",
@@ -238,6 +269,7 @@ __all__ += [
     "gt",
     "hardtanh",
     "hypot",
+    "inv",
     "isfinite",
     "isinf",
     "le",
@@ -245,6 +277,7 @@ __all__ += [
     "log",
     "log1p",
     "log_softmax",
+    "logabsdet",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -253,6 +286,9 @@ __all__ += [
     "lt",
     "masked_fill",
     "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
     "matrix_transpose",
     "max",
     "maximum",
@@ -266,8 +302,12 @@ __all__ += [
     "ne",
     "neg",
     "nextafter",
+    "outer",
     "permute_dims",
+    "pinv",
     "pow",
+    "qr_q",
+    "qr_r",
     "relu",
     "remainder",
     "reshape",
@@ -283,20 +323,26 @@ __all__ += [
     "sinh",
     "softmax",
     "softplus",
+    "solve",
     "sqrt",
     "squeeze",
     "stack",
     "std",
     "sub",
     "sum",
+    "svd_u",
+    "svd_vh",
+    "svdvals",
     "take",
     "tan",
     "tanh",
+    "trace",
     "transpose",
     "tril",
     "triu",
     "trunc",
     "var",
+    "vector_norm",
     "where",
 ]
 # </regen:exports>

@@ -17,7 +17,9 @@ of the current backend (:func:`minitorch.get_backend`).
 
 from __future__ import annotations
 
+import inspect
 import math as _math
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -25,6 +27,7 @@ from typing import Any, NamedTuple
 import array_api_compat
 import numpy as np
 
+from . import linalg as _linalg
 from .backend import Backend, as_array, get_backend
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
@@ -33,8 +36,11 @@ from .tensor import Tensor, describe, register_namespace
 
 __array_api_version__ = "2024.12"
 __all__ = [
+    "FInfo",
+    "IInfo",
     "Info",
     "Namespace",
+    "Special",
     "UniqueAllResult",
     "UniqueCountsResult",
     "UniqueInverseResult",
@@ -62,13 +68,10 @@ _PASSTHROUGH = frozenset(
         "inf",
         "nan",
         "newaxis",
-        "finfo",
-        "iinfo",
-        "result_type",
-        "can_cast",
         "broadcast_shapes",
     )
 )
+_PY_SCALARS = frozenset((bool, int, float, complex))
 # standard names of functions without gradient that also take raw backend arrays
 _NO_GRAD = {
     "equal": "eq",
@@ -93,6 +96,55 @@ def _op_named(name: str) -> OpDef | None:
         if candidate.api == name:
             return candidate
     return None
+
+
+def _signature(op: OpDef) -> inspect.Signature | None:
+    """The signature of ``op``'s public function with its tensor inputs positional-only,
+    as the standard writes them (``max(x, /, axis=None, keepdims=False)``)."""
+    try:
+        sig = inspect.signature(op.fn)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    n = 1 if op.nin == -1 else op.nin
+    params = [
+        p.replace(kind=inspect.Parameter.POSITIONAL_ONLY)
+        if i < n and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        else p
+        for i, p in enumerate(sig.parameters.values())
+    ]
+    return sig.replace(parameters=params)
+
+
+def _dtype_kind_bits(dtype: Any) -> tuple[str, int]:
+    """``("f", 32)`` for float32: the kind (b i u f c) and bits of any library's dtype."""
+    found = re.search(r"bool|u?int\d+|float\d+|complex\d+", str(dtype))
+    if found is None:
+        raise TypeError(f"can_cast: {dtype!r} is not a dtype of the Array API standard")
+    name = found.group(0)
+    if name == "bool":
+        return "b", 8
+    kind = {"u": "u", "i": "i", "f": "f", "c": "c"}[name[0]]
+    return kind, int(re.sub(r"\D", "", name))
+
+
+class FInfo(NamedTuple):
+    """What ``finfo`` returns: the standard's fields as Python numbers."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: Any
+
+
+class IInfo(NamedTuple):
+    """What ``iinfo`` returns: the standard's fields as Python ints."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: Any
 
 
 class UniqueAllResult(NamedTuple):
@@ -128,8 +180,17 @@ class Info:
     dtype and the default device are the backend's own (``minitorch.use_backend(...,
     dtype=, device=)``). Only real floating tensors carry gradients. minitorch runs
     eagerly, so boolean indexing and data-dependent shapes (``nonzero``, ``unique_*``)
-    work on every backend, JAX included. The optional ``linalg`` and ``fft`` extensions
-    are not provided: the namespace has no such attributes.
+    work on every backend, JAX included. The optional ``linalg`` extension is provided
+    (``xp.linalg``, differentiable: :mod:`minitorch.linalg`); the ``fft`` extension is
+    not: the namespace has no ``fft`` attribute.
+
+    Complex dtypes (``complex64``, ``complex128``) are supported without autograd: a
+    complex tensor is computed forward wherever the backend's library can (``+ - * /``,
+    ``exp``, ``sqrt``, ``real``, ``imag``, ``conj``, reductions, ...) and is always a
+    constant. A complex tensor cannot require grad, and an op whose result would be
+    complex while an input requires grad raises "complex autograd is not supported".
+    ``real`` and ``conj`` of a real tensor are the identity (differentiable), ``imag``
+    zeros. FFTs are not provided (no ``fft`` extension).
     """
 
     def __init__(self, backend: Backend) -> None:
@@ -190,6 +251,51 @@ class Info:
         return dict(self._lib.dtypes(device=device, kind=kind))
 
 
+class Special:
+    """``xp.special``: differentiable versions of a few ``scipy.special`` functions.
+
+    SciPy (with ``SCIPY_ARRAY_API=1``) looks for ``xp.special.<name>`` before it falls
+    back to its NumPy ufunc through the host, which would leave the graph: with these,
+    ``scipy.special.erf(t)``, ``expit``, ``logit``, ``entr`` and ``xlog1py`` of a Tensor
+    are differentiable to any order (they are composed from the namespace's functions).
+    """
+
+    def __init__(self, ns: Namespace) -> None:
+        self._ns = ns
+
+    def __repr__(self) -> str:
+        return f"<scipy.special functions of {self._ns!r}>"
+
+    def erf(self, x: Any, /) -> Tensor:
+        return self._ns.erf(x)  # type: ignore[no-any-return]
+
+    def expit(self, x: Any, /) -> Tensor:
+        """``1 / (1 + exp(-x))``."""
+        return self._ns.sigmoid(x)  # type: ignore[no-any-return]
+
+    def logit(self, x: Any, /) -> Tensor:
+        """``log(x / (1 - x))``."""
+        ns = self._ns
+        return ns.log(x) - ns.log1p(-ns._tensor(x))  # type: ignore[no-any-return]
+
+    def entr(self, x: Any, /) -> Tensor:
+        """``-x log(x)`` for ``x > 0``, 0 at 0, ``-inf`` below (nan stays nan)."""
+        ns = self._ns
+        x = ns._tensor(x)
+        pos = x > 0
+        safe = ns.where(pos, x, 1.0)  # log(1) = 0: no nan in the unused branch's gradient
+        inside = ns.where(pos, -safe * ns.log(safe), x * 0.0)
+        return ns.where(x < 0, -_math.inf, inside)
+
+    def xlog1py(self, x: Any, y: Any, /) -> Tensor:
+        """``x * log1p(y)``, and 0 where ``x == 0`` (unless ``y`` is nan)."""
+        ns = self._ns
+        x, y = ns._tensor(x), ns._tensor(y)
+        zero = ns.logical_and(x == 0, y == y)
+        safe = ns.where(zero, 0.0, y)
+        return ns.where(zero, 0.0, x * ns.log1p(safe))
+
+
 class Namespace:
     """The differentiable namespace of one backend (its default dtype and device)."""
 
@@ -198,6 +304,8 @@ class Namespace:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self._info: Info | None = None
+        #: the ``linalg`` extension (Array API 2024.12), differentiable
+        self.linalg: _linalg.Linalg = _linalg.namespace(backend)
         # array_api_compat.array_namespace() tells namespaces apart by their __name__
         self.__name__ = f"minitorch.array_api.{backend.name}"
 
@@ -231,6 +339,8 @@ class Namespace:
 
         fn.__name__ = op.name
         fn.__doc__ = op.fn.__doc__ if op.fn is not None else None
+        if op.fn is not None and (sig := _signature(op)) is not None:
+            fn.__signature__ = sig  # type: ignore[attr-defined]
         return fn
 
     def _no_grad(self, name: str, op: OpDef) -> Callable[..., Any]:
@@ -305,6 +415,8 @@ class Namespace:
         out: Tensor = call(
             REGISTRY["sum"], (x,), {"axis": axis, "keepdims": keepdims}, self.backend
         )
+        if dtype is not None and out.dtype != x.dtype:  # the library widened integers
+            out = self.astype(out, x.dtype, copy=False)
         return out
 
     def prod(
@@ -734,10 +846,53 @@ class Namespace:
         kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
         return self._const(self.backend.xp.from_dlpack(x, **kwargs))
 
-    def moveaxis(self, x: Tensor, source: int, destination: int, /) -> Tensor:
-        order = [i for i in range(x.ndim) if i != source % x.ndim]
-        order.insert(destination % x.ndim, source % x.ndim)
+    def moveaxis(
+        self,
+        x: Any,
+        source: int | tuple[int, ...],
+        destination: int | tuple[int, ...],
+        /,
+    ) -> Tensor:
+        """``x`` with the axes ``source`` moved to ``destination`` (ints or tuples of
+        the same length), the others in their order; differentiable."""
+        x = self._tensor(x)
+        src = (source,) if isinstance(source, int) else tuple(source)
+        dst = (destination,) if isinstance(destination, int) else tuple(destination)
+        if len(src) != len(dst):
+            raise OpError(
+                f"moveaxis: source {source!r} and destination {destination!r} must have "
+                f"the same number of axes"
+            )
+        src = tuple(self._axis(x, a, "moveaxis") for a in src)
+        dst = tuple(self._axis(x, a, "moveaxis") for a in dst)
+        if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise OpError(f"moveaxis: repeated axes in {source!r} or {destination!r}")
+        order = [i for i in range(x.ndim) if i not in src]
+        for d, a in sorted(zip(dst, src, strict=True)):
+            order.insert(d, a)
         return self.permute_dims(x, tuple(order))  # type: ignore[no-any-return]
+
+    def concat(self, arrays: Sequence[Any], /, *, axis: int | None = 0) -> Tensor:
+        """The tensors joined along ``axis`` (flattened first if None), differentiable."""
+        if axis is None:
+            arrays = [self.reshape(self._tensor(a), (-1,)) for a in arrays]
+            axis = 0
+        out: Tensor = call(REGISTRY["concat"], (arrays,), {"axis": axis}, self.backend)
+        return out
+
+    def expand_dims(self, x: Any, /, axis: int = 0) -> Tensor:
+        """``x`` with a size-1 axis inserted at ``axis`` (in ``[-x.ndim - 1, x.ndim]``,
+        else IndexError as the standard says), differentiable."""
+        x = self._tensor(x)
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise OpError(f"expand_dims: axis must be an int, got {axis!r}")
+        if not -x.ndim - 1 <= axis <= x.ndim:
+            raise IndexError(
+                f"expand_dims: axis {axis} is out of range [{-x.ndim - 1}, {x.ndim}] for "
+                f"{describe(x)}"
+            )
+        out: Tensor = call(REGISTRY["expand_dims"], (x,), {"axis": axis}, self.backend)
+        return out
 
     def scatter_add(self, n: int, index: Any, values: Any) -> Tensor:
         """The backend contract's ``scatter_add(n, index, values)``, differentiable."""
@@ -761,7 +916,45 @@ class Namespace:
 
     # ------------------------------------------------------------------ composed
     def positive(self, x: Any, /) -> Any:
-        return x
+        """``+x``: a copy of a Tensor (differentiable); a backend array as it is."""
+        return self.clone(x) if isinstance(x, Tensor) else x
+
+    def _is_complex(self, x: Tensor) -> bool:
+        return bool(self.backend.xp.isdtype(x.dtype, "complex floating"))
+
+    def real(self, x: Any, /) -> Any:
+        """The real part. Of a real tensor a copy (the standard allows real input since
+        2024.12; differentiable: the identity); of a complex tensor a constant of the
+        real dtype (complex tensors carry no gradient). A backend array: the backend's."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.real(x)
+        if self._is_complex(x):
+            return self._const(self.backend.xp.real(x.data))
+        return self.clone(x)
+
+    def imag(self, x: Any, /) -> Any:
+        """The imaginary part. Of a real tensor zeros of its dtype (a constant: the
+        derivative is 0); of a complex tensor a constant of the real dtype."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.imag(x)
+        if self._is_complex(x):
+            return self._const(self.backend.xp.imag(x.data))
+        return self.zeros_like(x)
+
+    def conj(self, x: Any, /) -> Any:
+        """The complex conjugate. Of a real tensor a copy (differentiable: the
+        identity); of a complex tensor a constant."""
+        if not isinstance(x, Tensor):
+            return self.backend.xp.conj(x)
+        if self._is_complex(x):
+            return self._const(self.backend.xp.conj(x.data))
+        return self.clone(x)
+
+    @property
+    def special(self) -> Special:
+        """Differentiable ``scipy.special`` functions for SciPy's dispatch
+        (:class:`Special`)."""
+        return Special(self)
 
     def square(self, x: Any, /) -> Tensor:
         return self.multiply(x, x)  # type: ignore[no-any-return]
@@ -770,18 +963,44 @@ class Namespace:
         return self.divide(1.0, x)  # type: ignore[no-any-return]
 
     def log2(self, x: Any, /) -> Tensor:
+        """Base-2 logarithm: ``log(x) / log(2)`` (differentiable); of a complex tensor
+        the backend's (a constant; a complex quotient would turn ``log(0)``'s imaginary
+        0 into NaN)."""
+        if isinstance(x, Tensor) and self._is_complex(x):
+            return self._const(self.backend.xp.log2(x.data))
         return self.divide(self.log(x), _math.log(2.0))  # type: ignore[no-any-return]
 
     def log10(self, x: Any, /) -> Tensor:
+        """Base-10 logarithm: ``log(x) / log(10)``; of a complex tensor the backend's."""
+        if isinstance(x, Tensor) and self._is_complex(x):
+            return self._const(self.backend.xp.log10(x.data))
         return self.divide(self.log(x), _math.log(10.0))  # type: ignore[no-any-return]
 
     def logaddexp(self, x1: Any, x2: Any, /) -> Tensor:
-        """``log(exp(x1) + exp(x2))`` without overflow."""
+        """``log(exp(x1) + exp(x2))`` without overflow (``inf`` for two ``inf``)."""
         m = self.maximum(x1, x2)
-        return m + self.log1p(self.exp(-self.abs(self.subtract(x1, x2))))  # type: ignore[no-any-return]
+        # equal inputs differ by 0 (inf - inf would be nan); where's gradient there is 0,
+        # as abs's at 0 was: the ties' 1/2 each comes from maximum
+        d = self.where(self.equal(x1, x2), 0.0, self.subtract(x1, x2))
+        return m + self.log1p(self.exp(-self.abs(d)))  # type: ignore[no-any-return]
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
-        return self.sum(self.multiply(x1, x2), axis=axis)
+        """``sum(conj(x1) * x2, axis=axis)`` in the inputs' promoted dtype (no integer
+        widening), differentiable for real floating inputs."""
+        a, b = self._tensor(x1), self._tensor(x2)
+        n = min(a.ndim, b.ndim)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -n <= axis < 0:
+            raise OpError(
+                f"vecdot: axis must be an int in [-{n}, -1] (counted from the end, within "
+                f"the smaller rank), got {axis!r} for {describe(a)} and {describe(b)}"
+            )
+        if a.shape[axis] != b.shape[axis]:
+            raise OpError(
+                f"vecdot: axis {axis} has size {a.shape[axis]} in {describe(a)} but "
+                f"{b.shape[axis]} in {describe(b)}; it must be the same (no broadcasting)"
+            )
+        products = self.multiply(self.conj(a), b)
+        return self.sum(products, axis=axis, dtype=products.dtype)
 
     def broadcast_arrays(self, *arrays: Any) -> list[Any]:
         shape = self.backend.xp.broadcast_shapes(*(tuple(a.shape) for a in arrays))
@@ -796,6 +1015,56 @@ class Namespace:
     def isdtype(self, dtype: Any, kind: Any) -> bool:
         return bool(self.backend.xp.isdtype(dtype, kind))
 
+    def finfo(self, type: Any, /) -> FInfo:
+        """Machine limits of a floating dtype (or of a tensor's dtype), as Python
+        floats; ``dtype`` is the real dtype (float32 for complex64)."""
+        f = self.backend.xp.finfo(type.data if isinstance(type, Tensor) else type)
+        return FInfo(
+            int(f.bits),
+            float(f.eps),
+            float(f.max),
+            float(f.min),
+            float(f.smallest_normal),
+            self._as_dtype(f.dtype),
+        )
+
+    def _as_dtype(self, dtype: Any) -> Any:
+        """A dtype as this backend's dtype object (torch's finfo names it by string)."""
+        return getattr(self.backend.xp, dtype) if isinstance(dtype, str) else dtype
+
+    def result_type(self, *arrays_and_dtypes: Any) -> Any:
+        """The dtype the standard's promotion gives the inputs (arrays, Tensors by their
+        dtype, dtypes, Python scalars), as the backend's own ``result_type`` says."""
+        return self.backend.xp.result_type(
+            *(a.data if isinstance(a, Tensor) else a for a in arrays_and_dtypes)
+        )
+
+    def can_cast(self, from_: Any, to: Any, /) -> bool:
+        """Whether ``from_`` (a dtype or a tensor) casts to ``to`` by the standard's
+        promotion rules: within one kind and never to a narrower type (bool only to
+        bool; uint to a wider int; real float to complex). Mixed kinds (int to float),
+        which the standard leaves undefined, are False, as array-api-strict says."""
+        array = hasattr(from_, "shape") and not isinstance(from_, type | np.dtype)
+        src = _dtype_kind_bits(from_.dtype if array else from_)
+        dst = _dtype_kind_bits(to)
+        if src == dst:
+            return True
+        (ks, bs), (kt, bt) = src, dst
+        if "b" in (ks, kt):
+            return False
+        if ks in "iu" and kt in "iu":
+            return bs <= bt if ks == kt else ks == "u" and bs < bt
+        if ks in "fc" and kt in "fc":
+            return (ks, kt) != ("c", "f") and (bs // 2 if ks == "c" else bs) <= (
+                bt // 2 if kt == "c" else bt
+            )
+        return False
+
+    def iinfo(self, type: Any, /) -> IInfo:
+        """Machine limits of an integer dtype (or of a tensor's dtype), as Python ints."""
+        i = self.backend.xp.iinfo(type.data if isinstance(type, Tensor) else type)
+        return IInfo(int(i.bits), int(i.max), int(i.min), self._as_dtype(i.dtype))
+
     def arange(
         self,
         start: Any,
@@ -806,7 +1075,16 @@ class Namespace:
         dtype: Any = None,
         device: Any = None,
     ) -> Any:
+        """``start, start + step, ...`` below ``stop``, as a backend array (VJPs build
+        index arrays with it); without ``dtype`` the default integer dtype if every
+        bound is an int, else the default floating dtype (the standard)."""
         be = self.backend
+        if dtype is None:
+            bounds = (start, stop, step)
+            if any(isinstance(b, float) for b in bounds):
+                dtype = be.dtype
+            elif all(b is None or isinstance(b, int) for b in bounds):
+                dtype = self.__array_namespace_info__().default_dtypes()["integral"]
         return be.xp.arange(start, stop, step, dtype=dtype, device=device or be.device)
 
     def zeros(self, shape: Sequence[int] | int, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -859,7 +1137,35 @@ class Namespace:
             out = self.clone(obj) if copy else obj
             return self.astype(out, dtype) if dtype is not None and dtype != obj.dtype else out
         be = self.backend
+        if dtype is None:
+            dtype = self._python_dtype(obj)
         return self._const(be.xp.asarray(obj, dtype=dtype, device=device or be.device, copy=copy))
+
+    def _python_dtype(self, obj: Any) -> Any:
+        """The standard's dtype for a Python scalar or nested sequence of them (the
+        widest kind present: bool, the default integer, floating or complex dtype);
+        None for anything else (arrays keep their dtype)."""
+        if type(obj) in _PY_SCALARS:  # not NumPy scalars: they have a dtype
+            return self._default_dtype_for(obj)
+        if not isinstance(obj, list | tuple):
+            return None
+        leaves: list[Any] = []
+        stack = [obj]
+        while stack:
+            for item in stack.pop():
+                if isinstance(item, list | tuple):
+                    stack.append(item)
+                elif type(item) in _PY_SCALARS:
+                    leaves.append(item)
+                else:
+                    return None
+        if not leaves:
+            return self.backend.dtype
+        for kind in (complex, float, int):
+            found = next((v for v in leaves if type(v) is kind), None)
+            if found is not None:
+                return self._default_dtype_for(found)
+        return self.backend.xp.bool
 
     def eye(
         self,

@@ -25,3 +25,9 @@ class DistributedError(RuntimeError):
     """A collective of :mod:`minitorch.distributed` failed: another rank died, raised or
     did not answer within the timeout, or the ranks' models differ; the message names
     the call and the rank."""
+
+
+class CaptureError(RuntimeError):
+    """A step given to :func:`minitorch.capture` cannot be recorded or replayed as it
+    is (a value read on the host inside it, random draws, a data-dependent shape...);
+    the message says why and what to change."""

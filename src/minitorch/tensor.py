@@ -29,7 +29,7 @@ from .backend import (
 from .backend.promotion import NUMBERS as _NUMBERS
 from .backend.promotion import promote
 from .engine import Node, Op, record
-from .errors import BackendMismatchError, OpError
+from .errors import BackendMismatchError, CaptureError, OpError
 
 __all__ = ["Tensor", "apply", "describe", "namespace_of", "register_namespace"]
 
@@ -289,7 +289,17 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(t)``: the host data. On the NumPy backend without ``copy=True``
         it is the tensor's own array (no copy); elsewhere a host copy, so ``copy=False``
-        raises there (NumPy 2's protocol)."""
+        raises there (NumPy 2's protocol). A tensor that requires grad is refused while
+        grad mode is on (as PyTorch does): the host array would leave the graph, and a
+        library that converts its input this way would silently return no gradient."""
+        if self._requires_grad and _grad_mode._state.enabled:
+            raise RuntimeError(
+                f"np.asarray(t) of a tensor that requires grad ({describe(self)}): the "
+                f"NumPy array would leave the graph, so no gradient would flow through "
+                f"whatever uses it (e.g. a SciPy function without an Array API path for "
+                f"minitorch). Use t.detach() or t.numpy() for the values, or convert under "
+                f"`with minitorch.no_grad():`"
+            )
         host = self._backend.name == "numpy"
         if copy is False and not host:
             raise ValueError(
@@ -353,10 +363,28 @@ class Tensor:
         return self.numpy().tolist()
 
     def __float__(self) -> float:
+        """A one-element real or boolean tensor as a Python float; a complex one is
+        refused with TypeError (the Array API standard)."""
+        self._no_complex("__float__", "float(t.real)")
         return float(self.item())
 
     def __int__(self) -> int:
+        """A one-element real or boolean tensor as a Python int: NaN raises ValueError
+        and an infinity OverflowError, a complex tensor TypeError (the standard)."""
+        self._no_complex("__int__", "int(t.real)")
         return int(self.item())
+
+    def _no_complex(self, who: str, instead: str) -> None:
+        if self._backend.xp.isdtype(self.data.dtype, "complex floating"):
+            raise TypeError(
+                f"{who}: a complex tensor ({describe(self)}) has no real value to convert; "
+                f"take its real part first, e.g. {instead}, or use complex(t)"
+            )
+
+    def __pos__(self) -> Tensor:
+        """``+t``: a copy of ``t`` (differentiable)."""
+        out: Tensor = self.__array_namespace__().positive(self)
+        return out
 
     def __complex__(self) -> complex:
         return complex(self.item())
@@ -492,6 +520,8 @@ class Tensor:
         try:
             arr = self._backend.to_numpy(self.data)
             body = np.array2string(np.asarray(arr), separator=", ", prefix="tensor(")
+        except CaptureError:  # printing inside a captured step reads the value on the host
+            raise
         except Exception:  # pragma: no cover - e.g. a device that cannot be read
             body = f"<{self.shape}>"
         extra = [
@@ -657,6 +687,13 @@ class Tensor:
 
 def _check_float(t: Tensor, who: str) -> None:
     xp = t._backend.xp
+    if xp.isdtype(t.data.dtype, "complex floating"):
+        raise RuntimeError(
+            f"{who}: complex autograd is not supported: minitorch carries gradients only "
+            f"for real floating-point tensors, got dtype "
+            f"{t._backend.dtype_name(t.data.dtype)} (shape {t.shape}); differentiate the "
+            f"real and imaginary parts as two real tensors instead"
+        )
     if not xp.isdtype(t.data.dtype, "real floating"):
         raise RuntimeError(
             f"{who}: only floating-point tensors can require grad, got dtype "
@@ -793,7 +830,9 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         if type(a) is Tensor or isinstance(a, Tensor):
             if be is None:
                 be = a._backend
-            elif a._backend is not be and a._backend.name != be.name:
+            elif a._backend is not be and (
+                a._backend.name != be.name or a._backend.device != be.device
+            ):
                 raise _mix_error(op, args)
             datas.append(a.data)
             if a._requires_grad:
@@ -826,19 +865,18 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             inputs = promote(be, datas, op.promote, op.promote_float)
     try:
         out, saved = op.fwd(be.xp, *inputs, **params) if params else op.fwd(be.xp, *inputs)
-    except OpError:
+    except (OpError, CaptureError):  # a CaptureError: a host read inside a captured step
         raise
     except Exception as exc:
         raise _forward_error(op, args, params, exc) from exc
     if op.moves:
         be = params["backend"]
     res = _new(Tensor)
-    if (
-        not needs_grad
-        or op.vjp is None
-        or not _GRAD_MODE.enabled
-        or out.dtype not in be.floating  # e.g. astype(int64): no gradient, as PyTorch
-    ):
+    if not needs_grad or op.vjp is None or not _GRAD_MODE.enabled:
+        _init(res, out, be, None)
+    elif out.dtype not in be.floating:  # e.g. astype(int64): no gradient, as PyTorch
+        if be.xp.isdtype(out.dtype, "complex floating"):
+            raise _complex_error(op, args)
         _init(res, out, be, None)
     else:
         _init(res, out, be, record(op, params, saved, edges, out, be, args, datas))
@@ -860,9 +898,21 @@ def describe(x: Any) -> str:
     return type(x).__name__
 
 
+def _complex_error(op: Op, args: Sequence[Any]) -> OpError:
+    inputs = "; ".join(describe(a) for a in args)
+    return OpError(
+        f"{op.name}: complex autograd is not supported: this op's result is complex and an "
+        f"input requires grad (inputs: {inputs}); minitorch differentiates only real "
+        f"floating-point results. Compute it under minitorch.no_grad(), or on .detach()ed "
+        f"inputs, or keep the real and imaginary parts as two real tensors"
+    )
+
+
 def _mix_error(op: Op, args: Sequence[Any]) -> BackendMismatchError:
     names = sorted({a._backend.name for a in args if isinstance(a, Tensor)})
     inputs = "; ".join(describe(a) for a in args)
+    if len(names) == 1:  # one backend, two devices: torch would mix a 0-d CPU tensor in
+        return _device_error(op, args, inputs)
     return BackendMismatchError(
         f"{op.name}: cannot combine tensors from different backends ({' and '.join(names)}); "
         f"inputs: {inputs}. Move one with .to({names[0]!r}) first."
@@ -876,11 +926,18 @@ def _forward_error(op: Op, args: Sequence[Any], params: dict[str, Any], exc: Exc
     shown = {k: v for k, v in params.items() if not hasattr(v, "shape")}
     extra = f" with {shown}" if shown else ""
     if len(devices) > 1:
-        return BackendMismatchError(
-            f"{op.name}: tensors are on different devices ({' and '.join(sorted(devices))}); "
-            f"inputs: {inputs}. Move them to one device first."
-        )
+        return _device_error(op, args, inputs)
     return OpError(f"{op.name}{extra} failed on inputs {inputs}: {type(exc).__name__}: {exc}")
+
+
+def _device_error(op: Op, args: Sequence[Any], inputs: str) -> BackendMismatchError:
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    devices = sorted({device_name(t._backend, t.device) for t in tensors})
+    return BackendMismatchError(
+        f"{op.name}: tensors are on different devices ({' and '.join(devices)}); "
+        f"inputs: {inputs}. Move them to one device first: "
+        f".to(device={device_name(tensors[0]._backend, tensors[0].device)!r}) on the others."
+    )
 
 
 # ---------------------------------------------------------------- gradients and namespaces

@@ -35,6 +35,7 @@ __all__ = [
     "available_backends",
     "get_backend",
     "on_device",
+    "resolve_device",
     "set_backend",
     "shape_arg",
     "to_host",
@@ -65,7 +66,14 @@ class Backend:
         The Array API namespace, extended with ``erf(x)`` and
         ``scatter_add(n, index, values)``.
     dtype, device
-        Defaults for new floating-point tensors.
+        Defaults for new floating-point tensors. A device name without an index
+        (``"cuda"``) is resolved to the library's current device (``cuda:0``) when the
+        backend is made, so ``.device`` of every tensor equals ``device``.
+    tf32 : bool
+        Whether float32 matrix products may run in TensorFloat-32 on a GPU (torch, JAX,
+        CuPy). Off by default: minitorch's matmuls then run at full float32 precision
+        whatever the library's global setting, so every backend gives the same numbers.
+        On the CPU it changes nothing.
     """
 
     name: str
@@ -82,6 +90,11 @@ class Backend:
     owns: Callable[[Array], bool]
     #: the floating-point dtypes as arrays report them (only these carry gradients)
     floating: tuple[Any, ...] = ()
+    tf32: bool = False
+    #: the namespace whose matrix products may use TF32 (None: ``xp``, no TF32 here)
+    tf32_xp: Any = None
+    #: a line on the library's own global TF32 setting, for describe() (None: nothing)
+    precision_note: Callable[[], str | None] = lambda: None
 
     @property
     def version(self) -> str:
@@ -111,13 +124,60 @@ class Backend:
         return str(dtype)
 
     def describe(self) -> str:
+        """``torch 2.13.0 (device=cuda:0, dtype=float32, tf32=off)``: TF32 is shown where
+        it is on, and for devices other than the CPU (where it could matter)."""
+        extra = ""
+        if self.tf32 or device_name(self, self.device).split(":")[0] not in _HOST_DEVICES:
+            extra = f", tf32={'on' if self.tf32 else 'off'}"
+            note = self.precision_note()
+            if note:
+                extra += f"; {note}"
         return (
             f"{self.name} {self.version} (device={self.device}, "
-            f"dtype={self.dtype_name(self.dtype)})"
+            f"dtype={self.dtype_name(self.dtype)}{extra})"
         )
 
     def __repr__(self) -> str:
         return f"Backend({self.describe()})"
+
+
+#: device kinds that are host memory (no TF32, no index in the name arrays report)
+_HOST_DEVICES = ("cpu", "meta", "CPU_DEVICE", "device1", "device2")
+#: device kinds whose arrays report no index (torch's ``cpu`` and ``meta``)
+_INDEXLESS = ("cpu", "meta")
+
+
+def resolve_device(name: str, current_index: Callable[[str], int | None]) -> str:
+    """A device name as the library's arrays report it: the index made explicit.
+
+    ``"cuda"`` -> ``"cuda:<current>"`` where ``current_index("cuda")`` is the library's
+    current device index (None where it cannot tell, e.g. a CPU build: the name stays
+    as given, and the library refuses it when it is used); ``"cuda:1"`` stays;
+    ``"cpu"`` and ``"cpu:0"`` -> ``"cpu"`` (torch's CPU tensors report no index). Names
+    without ``:`` that are not accelerators (array-api-strict's ``"device1"``) pass
+    through ``current_index``, which answers None for them.
+
+    >>> resolve_device("cuda", lambda kind: 1), resolve_device("cpu:0", lambda kind: None)
+    ('cuda:1', 'cpu')
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"a device name must be a non-empty string, got {name!r}")
+    kind, sep, index = name.strip().partition(":")
+    if not kind:
+        raise ValueError(f"device {name!r}: the kind comes before ':' (e.g. 'cuda:0')")
+    if sep:
+        if not index.isdigit():
+            raise ValueError(
+                f"device {name!r}: the index after ':' must be an integer >= 0 "
+                f"(write e.g. '{kind}:0', or '{kind}' for the current device)"
+            )
+        if kind in _INDEXLESS and int(index) == 0:
+            return kind
+        return f"{kind}:{int(index)}"
+    if kind in _INDEXLESS:
+        return kind
+    current = current_index(kind)
+    return kind if current is None else f"{kind}:{int(current)}"
 
 
 def contiguous(a: np.ndarray) -> np.ndarray:
@@ -131,7 +191,7 @@ def contiguous(a: np.ndarray) -> np.ndarray:
 
 
 _lock = threading.Lock()
-_cache: dict[tuple[str, str, str], Backend] = {}
+_cache: dict[tuple[str, str, str, bool], Backend] = {}
 _base: dict[str, Backend] = {}
 # set_backend: the process-wide default; use_backend: this thread's override
 _default: list[Backend | None] = [None]
@@ -169,11 +229,16 @@ def make_backend(
     parse_device: Callable[[Any], Any] | None = None,
     owns: Callable[[Array], bool] = lambda x: False,
     overrides: dict[str, Callable[..., Any]] | None = None,
+    tf32_overrides: dict[str, Callable[..., Any]] | None = None,
+    precision_note: Callable[[], str | None] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
     ``overrides`` replaces namespace functions with faster equivalents of the library's
-    own (same signature and results as the standard function).
+    own (same signature and results as the standard function); the matrix products
+    among them run at full float32 precision. ``tf32_overrides`` are the same functions
+    allowed to use TensorFloat-32 (the namespace of ``tf32=True``); None: the library
+    has no TF32 (a CPU library), and ``tf32=True`` is recorded and changes nothing.
     """
     xp: Any = None  # filled below; the closures look it up at call time
 
@@ -204,6 +269,7 @@ def make_backend(
         scatter_add=scatter_add or _scatter_add,
         setitem=setitem,
         zeros_with=_zeros_with,
+        linalg=_fallback.linalg_namespace(xp_module),
         **(overrides or {}),
     )
     dtypes = {
@@ -211,6 +277,9 @@ def make_backend(
         for k in ("float32", "float64", "int32", "int64", "bool")
         if hasattr(xp, k)
     }
+    tf32_xp = xp
+    if tf32_overrides:
+        tf32_xp = types.SimpleNamespace(**{**vars(xp), **tf32_overrides})
     return Backend(
         name=name,
         xp=xp,
@@ -225,6 +294,8 @@ def make_backend(
         dtypes=dtypes,
         owns=owns,
         floating=_floating(xp, dtypes),
+        tf32_xp=tf32_xp,
+        precision_note=precision_note or (lambda: None),
     )
 
 
@@ -256,7 +327,7 @@ def _load(name: str) -> Backend:
         return be
 
 
-def resolve(name: str, dtype: Any = None, device: Any = None) -> Backend:
+def resolve(name: str, dtype: Any = None, device: Any = None, tf32: bool = False) -> Backend:
     """The Backend for ``name`` with the given defaults (cached)."""
     base = _load(name)
     dt = base.resolve_dtype(dtype)
@@ -264,10 +335,13 @@ def resolve(name: str, dtype: Any = None, device: Any = None) -> Backend:
         raise ValueError(
             f"the default dtype must be float32 or float64, got {dtype!r} for backend {name!r}"
         )
+    if not isinstance(tf32, bool):
+        raise TypeError(f"tf32= must be True or False, got {tf32!r} for backend {name!r}")
     dev = base.device if device is None else base.parse_device(device)
-    key = (name, base.dtype_name(dt), str(dev))
+    key = (name, base.dtype_name(dt), str(dev), tf32)
     if key not in _cache:
-        _cache[key] = dataclasses.replace(base, dtype=dt, device=dev)
+        xp = base.tf32_xp if tf32 and base.tf32_xp is not None else base.xp
+        _cache[key] = dataclasses.replace(base, dtype=dt, device=dev, tf32=tf32, xp=xp)
     return _cache[key]
 
 
@@ -279,7 +353,7 @@ def on_device(be: Backend, device: Any, who: str) -> Backend:
     if device is None:
         return be
     try:
-        return resolve(be.name, be.dtype, device)
+        return resolve(be.name, be.dtype, device, be.tf32)
     except Exception as exc:
         raise ValueError(
             f"{who}: device={device!r} is not a device of the {be.name} backend ({exc}); "
@@ -288,7 +362,7 @@ def on_device(be: Backend, device: Any, who: str) -> Backend:
         ) from exc
 
 
-def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:
+def set_backend(name: str, *, dtype: Any = None, device: Any = None, tf32: bool = False) -> Backend:
     """Choose the array library, default float dtype and device of *new* tensors.
 
     This is the process-wide default, seen by every thread that is not inside a
@@ -302,7 +376,12 @@ def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:
     dtype : str or dtype, optional
         ``"float32"`` (default) or ``"float64"``, or the library's dtype object.
     device : str or device, optional
-        The library's device object or its name (``"cuda:0"``, ``"device1"``).
+        The library's device object or its name (``"cuda:0"``, ``"device1"``); a name
+        without an index (``"cuda"``) means the library's current device, resolved now.
+    tf32 : bool, optional
+        Let float32 matrix products run in TensorFloat-32 on a GPU (faster, about 1e-3
+        relative error). Off by default: full float32 precision on every backend,
+        whatever the library's own global flag says (see docs/gpu.md).
 
     Examples
     --------
@@ -312,7 +391,7 @@ def set_backend(name: str, *, dtype: Any = None, device: Any = None) -> Backend:
     dtype('float64')
     >>> be = minitorch.set_backend("numpy")
     """
-    be = resolve(name, dtype, device)
+    be = resolve(name, dtype, device, tf32)
     _default[0] = be
     _thread.backend = None  # this thread follows the new default too
     return be
@@ -328,11 +407,14 @@ def get_backend() -> Backend:
 
 
 @contextlib.contextmanager
-def use_backend(name: str, *, dtype: Any = None, device: Any = None) -> Iterator[Backend]:
+def use_backend(
+    name: str, *, dtype: Any = None, device: Any = None, tf32: bool = False
+) -> Iterator[Backend]:
     """Context manager: new tensors of *this thread* use the given backend inside the
-    block; the previous choice comes back after it. Other threads are not affected."""
+    block; the previous choice comes back after it. Other threads are not affected.
+    The arguments are those of :func:`set_backend`."""
     prev = _thread.backend
-    be = resolve(name, dtype, device)
+    be = resolve(name, dtype, device, tf32)
     _thread.backend = be
     try:
         yield be

@@ -1,47 +1,195 @@
-"""CuPy (CUDA GPU): cupyx for erf and scatter-add."""
+"""CuPy (CUDA GPU): ``cupy.add.at`` for scatter-add, cupyx for erf.
+
+Like ``_numpy``, the hot path calls CuPy's own functions where they already behave as
+the standard says, skipping array-api-compat's Python wrappers; creation functions run
+inside the device's context, so ``device=`` is honoured (the wrappers ignore it and use
+the current device). Matrix products of float32 run at full precision (cuBLAS
+``COMPUTE_TYPE_DEFAULT``) unless the backend was made with ``tf32=True``, whatever
+``CUPY_TF32`` says; CuPy's switch is set for the call and restored after.
+
+Everything below but :func:`load` takes the library as an argument, so the tests run
+the same code on NumPy (CuPy cannot run without a GPU). CuPy itself is imported only
+by :func:`load`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+from collections.abc import Callable
 from typing import Any
 
-import array_api_compat.cupy as xp
-import cupy
-import cupyx
-import cupyx.scipy.special
 import numpy as np
 
-from . import Backend, contiguous, make_backend
+from . import Backend, contiguous, make_backend, resolve_device
+
+Scope = Callable[[Any], contextlib.AbstractContextManager[Any]]
+
+#: cuBLAS compute types of cupy._core._routines_linalg (its compute_type_str table)
+COMPUTE_TYPE_DEFAULT = 1
+COMPUTE_TYPE_TF32 = 7
+
+#: creation functions that take ``device=``; run in the device's context
+CREATORS = (
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+)
 
 
-def _scatter_add(n: int, index: Any, values: Any) -> Any:
-    out = cupy.zeros((n, *values.shape[1:]), dtype=values.dtype)
-    cupyx.scatter_add(out, index, values)
-    return out
+def scatter_add_with(lib: Any, scope: Scope) -> Callable[[int, Any, Any], Any]:
+    """Rows of ``values`` summed into ``n`` rows at ``index`` with ``lib.add.at``
+    (repeats accumulate), on the device of ``values``."""
+
+    def scatter_add(n: int, index: Any, values: Any) -> Any:
+        with scope(values.device):
+            out = lib.zeros((n, *values.shape[1:]), dtype=values.dtype)
+        lib.add.at(out, index, values)
+        return out
+
+    return scatter_add
 
 
-def _from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Any:
-    with device:
-        return cupy.asarray(contiguous(a), dtype=dtype)
+def on_device(fn: Callable[..., Any], scope: Scope, like: bool = False) -> Callable[..., Any]:
+    """``fn(*args, **kwargs)`` made inside ``scope(device)`` for ``device=`` (``fn``
+    itself takes no ``device``); without it, ``like`` functions make their array on the
+    device of their first argument (as the standard says), the others on the current
+    device."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        if device is None:
+            if not like:
+                return fn(*args, **kwargs)
+            device = args[0].device
+        with scope(device):
+            return fn(*args, **kwargs)
+
+    return run
 
 
-def _parse_device(d: Any) -> Any:
-    if isinstance(d, str):
-        _, _, idx = d.partition(":")
-        return cupy.cuda.Device(int(idx or 0))
-    return d if isinstance(d, cupy.cuda.Device) else cupy.cuda.Device(int(d))
+def compute_type_scoped(
+    fn: Callable[..., Any], linalg: Any, compute_type: int
+) -> Callable[..., Any]:
+    """``fn(x1, x2)`` with float32 products in ``compute_type`` (CuPy's process-wide
+    switch ``linalg.set_compute_type``, restored after); other dtypes as they are."""
+
+    def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+        dtype = x1.dtype
+        if dtype.char not in "fF":
+            return fn(x1, x2, **kwargs)
+        prev = linalg.get_compute_type(dtype)
+        if prev == compute_type:
+            return fn(x1, x2, **kwargs)
+        linalg.set_compute_type(dtype, compute_type)
+        try:
+            return fn(x1, x2, **kwargs)
+        finally:
+            linalg.set_compute_type(dtype, prev)
+
+    return run
+
+
+def _astype_with(compat: Any) -> Callable[..., Any]:
+    def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+        if device is None:
+            return x.astype(dtype, copy=copy)
+        return compat.astype(x, dtype, copy=copy, device=device)
+
+    return astype
+
+
+def _reshape_with(compat: Any) -> Callable[..., Any]:
+    def reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
+        return x.reshape(shape) if copy is None else compat.reshape(x, shape, copy=copy)
+
+    return reshape
+
+
+def _matrix_transpose(x: Any, /) -> Any:
+    if x.ndim < 2:
+        raise ValueError("x must be at least 2-dimensional for matrix_transpose")
+    return x.swapaxes(-1, -2)
+
+
+def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[..., Any]]:
+    """The functions that skip array-api-compat's wrapper: ``lib``'s own where it
+    conforms (``transpose`` is what the wrapper of ``permute_dims`` calls; creation
+    functions are the wrappers' calls without their device check, inside ``scope``),
+    the methods for ``astype``/``reshape``, a cache for ``isdtype``."""
+    return {
+        "matmul": lib.matmul,
+        "tensordot": lib.tensordot,
+        "permute_dims": lib.transpose,
+        "matrix_transpose": _matrix_transpose,
+        "astype": _astype_with(compat),
+        "reshape": _reshape_with(compat),
+        "isdtype": functools.cache(compat.isdtype),
+        **{
+            name: on_device(getattr(lib, name), scope, like=name.endswith("_like"))
+            for name in CREATORS
+        },
+    }
+
+
+def products(
+    functions: dict[str, Callable[..., Any]], linalg: Any, compute_type: int
+) -> dict[str, Callable[..., Any]]:
+    """``matmul`` and ``tensordot`` of ``functions`` in ``compute_type`` for float32."""
+    return {
+        name: compute_type_scoped(functions[name], linalg, compute_type)
+        for name in ("matmul", "tensordot")
+    }
 
 
 def load() -> Backend:
+    import array_api_compat.cupy as compat
+    import cupy
+    import cupy._core._routines_linalg as linalg
+    import cupyx.scipy.special
+
     if not cupy.cuda.is_available():
         raise ImportError("backend 'cupy' needs a CUDA GPU, and none is available here")
+
+    def current_index(kind: str) -> int | None:
+        return int(cupy.cuda.runtime.getDevice()) if kind in ("cuda", "gpu") else None
+
+    def parse_device(d: Any) -> Any:
+        if isinstance(d, cupy.cuda.Device):
+            return d
+        if isinstance(d, str):
+            kind, _, idx = resolve_device(d, current_index).partition(":")
+            if kind not in ("cuda", "gpu") or not idx:
+                raise ValueError(f"the cupy backend has CUDA devices ('cuda:0', ...), got {d!r}")
+            return cupy.cuda.Device(int(idx))
+        return cupy.cuda.Device(int(d))
+
+    def from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Any:
+        with device:
+            return cupy.asarray(contiguous(a), dtype=dtype)
+
+    def scope(device: Any) -> contextlib.AbstractContextManager[Any]:
+        dev: contextlib.AbstractContextManager[Any] = parse_device(device)
+        return dev  # a cupy.cuda.Device is a context manager
+
+    native = native_functions(cupy, compat, scope)
+    tf32 = int(cupy.cuda.Device().compute_capability) >= 80  # Ampere and later
     return make_backend(
         "cupy",
-        xp,
+        compat,
         cupy,
-        device=cupy.cuda.Device(0),
+        device=cupy.cuda.Device(cupy.cuda.runtime.getDevice()),
         erf=cupyx.scipy.special.erf,
-        scatter_add=_scatter_add,
+        scatter_add=scatter_add_with(cupy, scope),
         to_numpy=lambda x: cupy.asnumpy(x),
-        from_numpy=_from_numpy,
-        parse_device=_parse_device,
+        from_numpy=from_numpy,
+        parse_device=parse_device,
+        overrides={**native, **products(native, linalg, COMPUTE_TYPE_DEFAULT)},
+        tf32_overrides=products(native, linalg, COMPUTE_TYPE_TF32) if tf32 else None,
     )

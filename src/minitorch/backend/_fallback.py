@@ -8,6 +8,7 @@ backend file replaces a function when its library has a faster or native one.
 from __future__ import annotations
 
 import math
+import types
 from typing import Any
 
 import numpy as np
@@ -123,3 +124,60 @@ def to_numpy(x: Array) -> np.ndarray:
         return np.asarray(x)
     except (TypeError, ValueError, RuntimeError):
         return np.from_dlpack(x)
+
+
+# ---------------------------------------------------------------- the linalg extension
+def diagonal(xp: Any, x: Array, offset: int = 0) -> Array:
+    """The diagonal ``offset`` of the last two axes of ``x`` (``linalg.diagonal``)."""
+    n, m = x.shape[-2], x.shape[-1]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    length = max(min(n - r0, m - c0), 0)
+    flat = xp.reshape(x, (*x.shape[:-2], n * m))
+    idx = xp.arange(length, device=x.device)
+    return xp.take(flat, (idx + r0) * m + idx + c0, axis=-1)
+
+
+def vector_norm(
+    xp: Any,
+    x: Array,
+    axis: int | tuple[int, ...] | None = None,
+    keepdims: bool = False,
+    ord: float = 2,
+) -> Array:
+    """The ``ord``-norm of ``x`` over ``axis`` (``linalg.vector_norm``)."""
+    a = xp.abs(x)
+    if ord == math.inf:
+        return xp.max(a, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return xp.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return xp.sum(xp.astype(a != 0, x.dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return xp.sum(a, axis=axis, keepdims=keepdims)
+    if ord == 2:
+        return xp.sqrt(xp.sum(a * a, axis=axis, keepdims=keepdims))
+    return xp.sum(a**ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def linalg_namespace(xp: Any) -> Any:
+    """The library's ``linalg`` extension as a plain object (array-api-strict provides
+    it on attribute access only, so ``dir`` does not list it), plus a pure-standard
+    version of the functions that need no LAPACK (``diagonal``, ``vector_norm``, and the
+    four the main namespace has) where the library lacks them. Decompositions have no
+    fallback: minitorch's ops say so in an OpError."""
+    lib = getattr(xp, "linalg", None)
+    names = [k for k in dir(lib) if not k.startswith("_")] if lib is not None else []
+    ns = types.SimpleNamespace(**{k: getattr(lib, k) for k in names})
+    fallbacks: dict[str, Any] = {
+        "diagonal": lambda x, /, *, offset=0: diagonal(xp, x, offset),
+        "vector_norm": lambda x, /, *, axis=None, keepdims=False, ord=2: vector_norm(
+            xp, x, axis, keepdims, ord
+        ),
+    }
+    for name in ("matmul", "matrix_transpose", "tensordot", "vecdot"):
+        if hasattr(xp, name):
+            fallbacks[name] = getattr(xp, name)
+    for name, fn in fallbacks.items():
+        if not hasattr(ns, name):
+            setattr(ns, name, fn)
+    return ns

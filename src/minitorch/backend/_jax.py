@@ -1,7 +1,15 @@
-"""JAX: immutable arrays (``.at[].set/add``); float64 needs JAX_ENABLE_X64=1."""
+"""JAX: immutable arrays (``.at[].set/add``); float64 needs JAX_ENABLE_X64=1.
+
+Matrix products pass ``precision=HIGHEST``: on a GPU, JAX's default runs float32
+products in TF32 (about 1e-3 relative error), so minitorch's results would differ from
+every other backend. ``tf32=True`` gives JAX's default back. Only minitorch's calls are
+affected: the user's ``jax_default_matmul_precision`` is not changed.
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -9,7 +17,7 @@ import jax.numpy as jnp
 import jax.scipy.special
 import numpy as np
 
-from . import Backend, contiguous, make_backend
+from . import Backend, contiguous, make_backend, resolve_device
 
 
 def _scatter_add(n: int, index: Any, values: Any) -> Any:
@@ -20,15 +28,40 @@ def _setitem(x: Any, key: Any, value: Any) -> Any:
     return x.at[key].set(value)
 
 
+def _current_index(kind: str) -> int | None:
+    """The index of JAX's default device among the devices of ``kind`` (0 where the
+    default is of another kind; None where JAX has no such devices)."""
+    try:
+        devices = jax.devices(kind)
+    except RuntimeError:
+        return None
+    default = getattr(jax.config, "jax_default_device", None)
+    return devices.index(default) if default in devices else 0
+
+
 def _parse_device(d: Any) -> Any:
     if isinstance(d, str):
-        platform, _, idx = d.partition(":")
+        platform, _, idx = resolve_device(d, _current_index).partition(":")
         return jax.devices(platform)[int(idx or 0)]
     return d
 
 
 def _from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Any:
     return jax.device_put(jnp.asarray(contiguous(a), dtype=dtype), device)
+
+
+#: minitorch's matrix products, at full float32 precision
+HIGHEST: dict[str, Callable[..., Any]] = {
+    name: functools.partial(getattr(jnp, name), precision=jax.lax.Precision.HIGHEST)
+    for name in ("matmul", "tensordot", "vecdot")
+}
+
+
+def _precision_note() -> str | None:
+    setting = getattr(jax.config, "jax_default_matmul_precision", None)
+    if setting is None:
+        return None
+    return f"jax_default_matmul_precision={setting!r} does not apply to minitorch's matmuls"
 
 
 def load() -> Backend:
@@ -44,6 +77,9 @@ def load() -> Backend:
         from_numpy=_from_numpy,
         setitem=_setitem,
         parse_device=_parse_device,
+        overrides=HIGHEST,
+        tf32_overrides={name: getattr(jnp, name) for name in HIGHEST},
+        precision_note=_precision_note,
     )
     if not getattr(jax.config, "jax_enable_x64", False):
         # JAX silently turns float64 into float32 without x64 mode; say so instead.

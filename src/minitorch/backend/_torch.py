@@ -1,14 +1,21 @@
-"""PyTorch (CPU or CUDA tensors): torch.special.erf and index_add for scatter-add."""
+"""PyTorch (CPU or CUDA tensors): torch.special.erf and index_add for scatter-add.
+
+Devices: ``"cuda"`` is resolved to ``cuda:<current>`` when the backend is made, as the
+tensors report it. Matrix products on CUDA run at full float32 precision unless the
+backend was made with ``tf32=True``, whatever ``torch.backends.cuda.matmul`` says: the
+flag is set for the call and restored after (no change on the CPU).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import array_api_compat.torch as xp
 import numpy as np
 import torch
 
-from . import Backend, contiguous, make_backend
+from . import Backend, contiguous, make_backend, resolve_device
 
 
 def _scatter_add(n: int, index: Any, values: Any) -> Any:
@@ -32,7 +39,61 @@ def _setitem(x: Any, key: Any, value: Any) -> Any:
     return out
 
 
+def _current_index(kind: str) -> int | None:
+    """torch's current device index of an accelerator kind (None: none here, or not an
+    accelerator: torch then refuses the name itself when it is used)."""
+    if kind == "mps":
+        return 0  # one Apple GPU; its tensors report mps:0
+    module = getattr(torch, kind, None)
+    current = getattr(module, "current_device", None)
+    is_available = getattr(module, "is_available", None)
+    if current is None or is_available is None:
+        return None
+    try:
+        return int(current()) if is_available() else None
+    except Exception:  # e.g. a build without that accelerator
+        return None
+
+
+def _parse_device(d: Any) -> Any:
+    return torch.device(resolve_device(str(torch.device(d)), _current_index))
+
+
+def precision_scoped(fn: Callable[..., Any], flags: Any, value: str) -> Callable[..., Any]:
+    """``fn(x1, x2)`` run with ``flags.fp32_precision = value`` where ``x1`` is a CUDA
+    tensor, the previous value restored after; ``fn`` itself on the CPU.
+
+    ``flags`` is ``torch.backends.cuda.matmul``; ``value`` ``"ieee"`` (full float32)
+    or ``"tf32"``. Only the new API is used: mixing it with ``allow_tf32`` makes torch
+    raise. The flag is process-wide, so a matmul of another thread that starts inside
+    the call sees it too.
+    """
+
+    def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+        if not x1.is_cuda:
+            return fn(x1, x2, **kwargs)
+        prev = flags.fp32_precision
+        if prev == value:
+            return fn(x1, x2, **kwargs)
+        flags.fp32_precision = value
+        try:
+            return fn(x1, x2, **kwargs)
+        finally:
+            flags.fp32_precision = prev
+
+    return run
+
+
+def _precision_note() -> str | None:
+    flag = torch.backends.cuda.matmul.fp32_precision
+    if flag == "tf32":
+        return "torch's global matmul flag allows TF32, minitorch's matmuls follow tf32= only"
+    return None
+
+
 def load() -> Backend:
+    flags = torch.backends.cuda.matmul
+    products = {"matmul": xp.matmul, "tensordot": xp.tensordot}
     return make_backend(
         "torch",
         xp,
@@ -43,6 +104,9 @@ def load() -> Backend:
         to_numpy=_to_numpy,
         from_numpy=_from_numpy,
         setitem=_setitem,
-        parse_device=torch.device,
+        parse_device=_parse_device,
         owns=lambda x: not x._is_view(),
+        overrides={k: precision_scoped(f, flags, "ieee") for k, f in products.items()},
+        tf32_overrides={k: precision_scoped(f, flags, "tf32") for k, f in products.items()},
+        precision_note=_precision_note,
     )

@@ -1,6 +1,6 @@
 """Every op, one family per module. Importing this package registers them all."""
 
-from . import activation, elementwise, indexing, linalg, loss, math, reduction, shape
+from . import activation, decomp, elementwise, indexing, linalg, loss, math, reduction, shape
 from ._registry import BOUND, OPERATORS, REGISTRY, Facts, OpDef, Sample, call, defop, tensor_method
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "Sample",
     "activation",
     "call",
+    "decomp",
     "defop",
     "elementwise",
     "indexing",

@@ -215,6 +215,16 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
         elif isinstance(a, list | tuple) and ref_dtype is not None:
             arr = np.asarray(a)
             dt = ref_dtype if arr.dtype.kind in "fiu" else None
+        elif isinstance(a, complex):
+            # the complex tensor's dtype (complex64 * 1j stays complex64, the standard)
+            dt = next(
+                (
+                    t.data.dtype
+                    for t in args
+                    if isinstance(t, Tensor) and be.xp.isdtype(t.data.dtype, "complex floating")
+                ),
+                None,
+            )
         else:
             dt = None
         device = first.device if first is not None else be.device

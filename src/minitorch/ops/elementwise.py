@@ -490,10 +490,12 @@ def _clip(
 ) -> tuple[Any, tuple[Any, ...]]:
     """Clamp to ``[min, max]``; the gradient passes where ``min <= x <= max`` (as PyTorch)."""
     out = x
+    # an integer or boolean x keeps its dtype (the standard): its bounds stay ints
+    cast: Any = float if xp.isdtype(x.dtype, "real floating") else int
     if min is not None:
-        out = xp.maximum(out, float(min))
+        out = xp.maximum(out, cast(min))
     if max is not None:
-        out = xp.minimum(out, float(max))
+        out = xp.minimum(out, cast(max))
     return out, (x,)
 
 
@@ -662,7 +664,16 @@ def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
     dtype = params.get("dtype")
     if dtype is None or not isinstance(x, Tensor):
         return params
-    return {**params, "dtype": x._backend.resolve_dtype(dtype)}
+    be = x._backend
+    if isinstance(dtype, str | np.dtype) or (
+        isinstance(dtype, type) and issubclass(dtype, np.generic)
+    ):
+        # every dtype of the standard (uint8, int16, complex64, ...), not only the
+        # backend's float/int defaults
+        name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+        if name not in be.dtypes and hasattr(be.xp, name):
+            return {**params, "dtype": getattr(be.xp, name)}
+    return {**params, "dtype": be.resolve_dtype(dtype)}
 
 
 astype = defop(

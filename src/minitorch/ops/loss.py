@@ -290,8 +290,10 @@ def _kept_targets(xp: Any, t: Any, c: int, ignore_index: int) -> tuple[Any, int]
     n = t.shape[0]
     if n == 0:
         return None, 0
-    if int(xp.min(t)) >= 0 and int(xp.max(t)) < c and not 0 <= ignore_index < c:
-        return None, n  # the usual case
+    # the usual case, with one device-to-host read (a GPU sync; PyTorch asserts on the
+    # device instead)
+    if not 0 <= ignore_index < c and bool(xp.all(xp.logical_and(t >= 0, t < c))):
+        return None, n
     kept = t != ignore_index
     bad = xp.logical_and(xp.logical_or(t < 0, t >= c), kept)
     if bool(xp.any(bad)):

@@ -163,7 +163,11 @@ def _extremum(name: str, fn_name: str) -> Any:
         if over_nothing(x, axes):
             raise empty_reduction_error(name, x, axis, axes)
         out = getattr(xp, fn_name)(x, axis=axes, keepdims=keepdims)
-        return out, (x, out, axes)
+        # the backward needs only where the extrema are: saved as a mask, not as x and
+        # out, so that writing into either afterwards (SciPy's log_softmax sets the
+        # non-finite maxima to 0 in place) cannot invalidate this node
+        hit = x == expand_reduced(xp, out, tuple(x.shape), axes, keepdims)
+        return out, (hit, axes)
 
     def vjp(
         xp: Any,
@@ -174,12 +178,13 @@ def _extremum(name: str, fn_name: str) -> Any:
         keepdims: bool = False,
     ) -> tuple[Any]:
         # the gradient is split evenly between tied extrema (as torch.amax / amin)
-        x, out, axes = saved
-        shape = tuple(x.shape)
-        hit = x == expand_reduced(xp, out, shape, axes, keepdims)
+        hit, axes = saved
+        shape = tuple(hit.shape)
         mask = xp.astype(hit, g.dtype)
         count = xp.sum(mask, axis=axes, keepdims=True)
-        return (mask * (expand_reduced(xp, g, shape, axes, keepdims) / count),)
+        # g first: with create_graph g is a Tensor and the mask a backend array, which
+        # array-api-strict refuses to multiply by a Tensor from the left
+        return ((expand_reduced(xp, g, shape, axes, keepdims) / count) * mask,)
 
     fwd.__doc__ = (
         f"The {fn_name}imum over ``axis``; ties split the gradient evenly "

@@ -492,7 +492,8 @@ def _to(
     if isinstance(backend, Backend):
         dst = backend if device is None else resolve(backend.name, backend.dtype, device)
     else:
-        dst = resolve(src.name if backend is None else backend, None, device)
+        # a move keeps the TF32 choice of the tensor's backend
+        dst = resolve(src.name if backend is None else backend, None, device, src.tf32)
     out = self
     if dst.name != src.name or (device is not None and str(dst.device) != str(self.device)):
         out = move(self, backend=dst, source=src)

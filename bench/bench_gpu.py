@@ -1,0 +1,533 @@
+"""minitorch on a CUDA GPU (issue #15's table): hand-written CuPy, minitorch on CuPy,
+minitorch on torch/CUDA and PyTorch eager on CUDA, interleaved in one process.
+
+Workloads (``--sizes``, default all):
+
+- ``mlp256``, ``mlp4096``: an MLP 784-512-512-10 training step (ReLU, softmax
+  cross-entropy, SGD) at batch 256 and 4096;
+- ``deep4096``: an MLP of 4 layers 4096 x 4096 (ReLU, cross-entropy over 4096 classes) at
+  batch 4096;
+- ``elementwise``: a chain of 200 elementwise ops (mul, add, tanh, exp) on an 8x8 tensor,
+  forward + backward, reported per op (the per-op overhead of bench_overhead.py, on the
+  GPU: launch and Python cost, no arithmetic to speak of).
+
+Everything is float32 with TF32 off everywhere (minitorch's default; PyTorch's and CuPy's
+too unless ``torch.backends.cuda.matmul`` or ``CUPY_TF32`` say otherwise: the header
+prints what they say). Each contender runs ``--steps`` steps per block, then waits for the
+device (``synchronize``); the time per step is the median over ``--blocks`` blocks (15),
+the contenders taking turns block by block. Before timing, the contenders' first-step
+losses (or gradients) are compared.
+
+    python bench/bench_gpu.py [--device cuda:0] [--sizes mlp256 elementwise] [--blocks 15]
+    python bench/bench_gpu.py --cpu-smoke
+
+Exit status: 0 when it measured; 3 when there is nothing to measure here (no CUDA GPU
+for CuPy nor for torch: it says why on stderr). Contenders whose library is missing (no
+CuPy, a CPU build of torch) are left out with a line saying so. ``--cpu-smoke`` runs the
+same code on the CPU with tiny sizes, NumPy standing in for CuPy and torch's CPU device
+for CUDA, to check the script end to end where there is no GPU (its times mean
+nothing); a disagreement between contenders then exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import importlib.util
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+NOTHING_TO_MEASURE = 3
+LR = 0.01
+N_OPS = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    title: str
+    sizes: tuple[int, ...]  # layer widths (MLPs); (rows, cols) for elementwise
+    batch: int
+    steps: int  # per block
+    smoke: tuple[tuple[int, ...], int]  # sizes and batch under --cpu-smoke
+
+
+WORKLOADS = {
+    "mlp256": Workload(
+        "MLP 784-512-512-10 training step, batch 256",
+        (784, 512, 512, 10),
+        256,
+        20,
+        ((32, 16, 16, 10), 8),
+    ),
+    "mlp4096": Workload(
+        "MLP 784-512-512-10 training step, batch 4096",
+        (784, 512, 512, 10),
+        4096,
+        10,
+        ((32, 16, 16, 10), 64),
+    ),
+    "deep4096": Workload(
+        "MLP 4 layers 4096x4096 training step, batch 4096",
+        (4096,) * 5,
+        4096,
+        5,
+        ((24,) * 5, 16),
+    ),
+    "elementwise": Workload(
+        f"chain of {N_OPS} elementwise ops on 8x8, forward + backward",
+        (8, 8),
+        0,
+        5,
+        ((8, 8), 0),
+    ),
+}
+
+
+@dataclasses.dataclass
+class Contender:
+    """One implementation: ``step()`` queues one step's work and returns its result
+    (on the device, unread); ``sync()`` waits for the device."""
+
+    name: str
+    step: Callable[[], Any]
+    sync: Callable[[], None]
+
+
+# ------------------------------------------------------------------ the workloads
+
+
+def init(sizes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
+    """Xavier-uniform weights and zero biases, float32, on the host."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+        bound = np.sqrt(6.0 / (fan_in + fan_out))
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(np.zeros(fan_out, np.float32))
+    return params
+
+
+def hand_mlp_step(xp: Any, params: list[Any], x: Any, y: Any, rows: Any) -> Any:
+    """One SGD step of the MLP written out by hand in ``xp`` (NumPy or CuPy): forward,
+    softmax cross-entropy, backward, update in place. Returns the loss, unread."""
+    layers = len(params) // 2
+    n = x.shape[0]
+    inputs, pre = [], []
+    h = x
+    for i in range(layers):
+        inputs.append(h)
+        z = h @ params[2 * i] + params[2 * i + 1]
+        pre.append(z)
+        h = xp.maximum(z, 0.0) if i < layers - 1 else z
+    m = h.max(axis=1, keepdims=True)
+    e = xp.exp(h - m)
+    s = e.sum(axis=1, keepdims=True)
+    loss = xp.mean(xp.log(s[:, 0]) + m[:, 0] - h[rows, y])
+    d = e / s
+    d[rows, y] -= 1.0
+    d /= n
+    grads: list[Any] = [None] * len(params)
+    for i in reversed(range(layers)):
+        grads[2 * i] = inputs[i].T @ d
+        grads[2 * i + 1] = d.sum(axis=0)
+        if i:
+            d = d @ params[2 * i].T
+            d *= pre[i - 1] > 0
+    for p, g in zip(params, grads, strict=True):
+        p -= LR * g
+    return loss
+
+
+def hand_chain(xp: Any, x: Any) -> Any:
+    """The elementwise chain and its backward by hand; returns the gradient of sum()."""
+    saved = []
+    y = x
+    for _ in range(N_OPS // 4):
+        y = y * 0.5
+        y = y + 0.1
+        y = xp.tanh(y)
+        saved.append(y)
+        y = xp.exp(y)
+        saved.append(y)
+    g = xp.ones_like(y)
+    for t, e in zip(saved[0::2][::-1], saved[1::2][::-1], strict=True):
+        g = g * e  # exp
+        g = g * (1.0 - t * t)  # tanh
+        g = g * 0.5  # mul (the add passes g through)
+    return g
+
+
+def chain(x: Any) -> Any:
+    """The same chain on minitorch or torch tensors; returns x's gradient."""
+    y = x
+    for _ in range(N_OPS // 4):
+        y = y * 0.5
+        y = y + 0.1
+        y = y.tanh()
+        y = y.exp()
+    y.sum().backward()
+    return x.grad
+
+
+def mlp_forward(params: list[Any], x: Any, relu: Callable[[Any], Any]) -> Any:
+    layers = len(params) // 2
+    h = x
+    for i in range(layers):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < layers - 1:
+            h = relu(h)
+    return h
+
+
+# ------------------------------------------------------------------ the contenders
+
+
+def hand_contender(
+    name: str, xp: Any, sync: Callable[[], None], w: Workload, sizes: tuple[int, ...], data: Any
+) -> Contender:
+    if w.batch == 0:
+        x = xp.asarray(data)
+        return Contender(name, lambda: hand_chain(xp, x), sync)
+    x, y = (xp.asarray(a) for a in data)
+    params = [xp.asarray(p) for p in init(sizes)]
+    rows = xp.arange(x.shape[0])
+    return Contender(name, lambda: hand_mlp_step(xp, params, x, y, rows), sync)
+
+
+def minitorch_contender(
+    name: str,
+    backend: str,
+    device: str,
+    sync: Callable[[], None],
+    w: Workload,
+    sizes: tuple[int, ...],
+    data: Any,
+) -> Contender:
+    import minitorch as mt
+
+    with mt.use_backend(backend, dtype="float32", device=device):
+        if w.batch == 0:
+            x0 = mt.tensor(data)
+
+            def step_chain() -> Any:
+                x = x0.detach().requires_grad_()
+                return chain(x)
+
+            return Contender(name, step_chain, sync)
+        x, y = mt.tensor(data[0]), mt.tensor(data[1])
+        params = [mt.tensor(p, requires_grad=True) for p in init(sizes)]
+    opt = mt.optim.SGD(params, lr=LR)
+
+    def step() -> Any:
+        loss = mt.cross_entropy(mlp_forward(params, x, mt.relu), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.data
+
+    return Contender(name, step, sync)
+
+
+def torch_contender(
+    name: str,
+    device: str,
+    sync: Callable[[], None],
+    w: Workload,
+    sizes: tuple[int, ...],
+    data: Any,
+) -> Contender:
+    import torch
+
+    if w.batch == 0:
+        x0 = torch.tensor(data, device=device)
+        return Contender(name, lambda: chain(x0.detach().requires_grad_()), sync)
+    x, y = (torch.tensor(a, device=device) for a in data)
+    params = [torch.tensor(p, device=device, requires_grad=True) for p in init(sizes)]
+
+    def step() -> Any:
+        loss = torch.nn.functional.cross_entropy(mlp_forward(params, x, torch.relu), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= LR * p.grad
+                p.grad = None
+        return loss.detach()
+
+    return Contender(name, step, sync)
+
+
+# ------------------------------------------------------------------ what this machine has
+
+
+@dataclasses.dataclass
+class Setup:
+    device: str
+    contenders: list[tuple[str, Callable[[Workload, tuple[int, ...], Any], Contender]]]
+    notes: list[str]
+    header: str
+
+
+def _cupy_ready() -> tuple[Any, str]:
+    if importlib.util.find_spec("cupy") is None:
+        return None, "CuPy is not installed (pip install 'minitorch[cupy]')"
+    import cupy
+
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            return None, "CuPy sees no CUDA GPU"
+    except Exception as exc:  # no driver
+        return None, f"CuPy cannot reach a CUDA GPU ({type(exc).__name__}: {exc})"
+    return cupy, ""
+
+
+def _torch_ready() -> tuple[Any, str]:
+    if importlib.util.find_spec("torch") is None:
+        return None, "torch is not installed"
+    import torch
+
+    if not torch.cuda.is_available():
+        return None, f"torch {torch.__version__} has no CUDA GPU here"
+    return torch, ""
+
+
+def gpu_setup(device: str) -> Setup | str:
+    """The GPU contenders this machine can run, or why there are none."""
+    import minitorch as mt
+
+    cupy, why_cupy = _cupy_ready()
+    torch, why_torch = _torch_ready()
+    if cupy is None and torch is None:
+        return f"no CUDA GPU to measure on: {why_cupy}; {why_torch}"
+    contenders: list[tuple[str, Callable[..., Contender]]] = []
+    notes, parts = [], []
+    if cupy is not None:
+        index = int(
+            mt.backend.resolve_device(device, lambda k: cupy.cuda.runtime.getDevice()).partition(
+                ":"
+            )[2]
+            or 0
+        )
+        cupy.cuda.Device(index).use()
+        sync_cupy = cupy.cuda.Device(index).synchronize
+        contenders += [
+            (
+                "cupy (by hand)",
+                lambda w, s, d: hand_contender("cupy (by hand)", cupy, sync_cupy, w, s, d),
+            ),
+            (
+                "minitorch-cupy",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-cupy", "cupy", device, sync_cupy, w, s, d
+                ),
+            ),
+        ]
+        props = cupy.cuda.runtime.getDeviceProperties(index)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        parts.append(f"{name}; CuPy {cupy.__version__} (CUPY_TF32={_env('CUPY_TF32')})")
+    else:
+        notes.append(f"left out: hand-written CuPy and minitorch-cupy ({why_cupy})")
+    if torch is not None:
+        sync_torch = torch.cuda.synchronize
+        contenders += [
+            (
+                "minitorch-torch-cuda",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-torch-cuda", "torch", device, sync_torch, w, s, d
+                ),
+            ),
+            (
+                "pytorch eager (cuda)",
+                lambda w, s, d: torch_contender(
+                    "pytorch eager (cuda)", device, sync_torch, w, s, d
+                ),
+            ),
+        ]
+        if cupy is None:
+            parts.append(torch.cuda.get_device_name(torch.device(device)))
+        parts.append(
+            f"torch {torch.__version__} (matmul fp32_precision="
+            f"{torch.backends.cuda.matmul.fp32_precision!r})"
+        )
+    else:
+        notes.append(f"left out: minitorch-torch-cuda and PyTorch eager ({why_torch})")
+    return Setup(device, contenders, notes, "; ".join(parts))
+
+
+def smoke_setup() -> Setup:
+    """The same contenders on the CPU: NumPy for CuPy, torch's CPU device for CUDA."""
+    import numpy
+
+    def no_sync() -> None:
+        return None
+
+    return Setup(
+        "cpu",
+        [
+            (
+                "cupy (by hand)",
+                lambda w, s, d: hand_contender("numpy for cupy (by hand)", numpy, no_sync, w, s, d),
+            ),
+            (
+                "minitorch-cupy",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-numpy for -cupy", "numpy", "cpu", no_sync, w, s, d
+                ),
+            ),
+            (
+                "minitorch-torch-cuda",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-torch-cpu for -cuda", "torch", "cpu", no_sync, w, s, d
+                ),
+            ),
+            (
+                "pytorch eager (cuda)",
+                lambda w, s, d: torch_contender("pytorch eager (cpu)", "cpu", no_sync, w, s, d),
+            ),
+        ],
+        [
+            "--cpu-smoke: tiny sizes on the CPU, NumPy for CuPy, torch CPU for CUDA; "
+            "the times mean nothing"
+        ],
+        f"numpy {numpy.__version__} (CPU smoke run)",
+    )
+
+
+def _env(name: str) -> str:
+    import os
+
+    return os.environ.get(name, "unset")
+
+
+# ------------------------------------------------------------------ timing
+
+
+def timed_blocks(contenders: list[Contender], blocks: int, steps: int) -> dict[str, float]:
+    """Median seconds per step of each contender: blocks of ``steps`` steps closed by a
+    device synchronisation, the contenders taking turns block by block."""
+    for c in contenders:  # warm-up: kernels compiled, memory pools filled
+        for _ in range(2):
+            c.step()
+        c.sync()
+    gc.collect()
+    gc.freeze()
+    times: dict[str, list[float]] = {c.name: [] for c in contenders}
+    try:
+        for _ in range(blocks):
+            for c in contenders:
+                c.sync()
+                t0 = time.perf_counter()
+                for _ in range(steps):
+                    c.step()
+                c.sync()
+                times[c.name].append((time.perf_counter() - t0) / steps)
+    finally:
+        gc.unfreeze()
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def host(value: Any) -> np.ndarray:
+    from minitorch.backend import to_host
+
+    return np.asarray(to_host(value), dtype=np.float64)
+
+
+def agreement(contenders: list[Contender]) -> float:
+    """The largest difference between the first step's results (losses, or the chain's
+    gradients), relative to the first contender's."""
+    results = [host(c.step()) for c in contenders]
+    ref = results[0]
+    scale = max(float(np.abs(ref).max()), 1e-30)
+    return max(float(np.abs(r - ref).max()) / scale for r in results[1:])
+
+
+def make_data(w: Workload, sizes: tuple[int, ...], batch: int) -> Any:
+    rng = np.random.default_rng(1)
+    if w.batch == 0:
+        return rng.uniform(-1, 1, sizes).astype(np.float32)
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    return x, rng.integers(0, sizes[-1], batch)
+
+
+def run(setup: Setup, names: list[str], blocks: int, steps: int | None, smoke: bool) -> int:
+    print(
+        f"bench_gpu: {setup.header}; device {setup.device}; float32; median of {blocks} "
+        f"blocks, synchronised"
+    )
+    for note in setup.notes:
+        print(f"  ({note})")
+    status = 0
+    for key in names:
+        w = WORKLOADS[key]
+        sizes, batch = w.smoke if smoke else (w.sizes, w.batch)
+        data = make_data(w, sizes, batch)
+        contenders = [make(w, sizes, data) for _, make in setup.contenders]
+        labels = dict(
+            zip((c.name for c in contenders), (k for k, _ in setup.contenders), strict=True)
+        )
+        tolerance = 1e-4
+        diff = agreement(contenders)
+        n_steps = steps or (1 if smoke else w.steps)
+        t = timed_blocks(contenders, blocks, n_steps)
+        title = w.title if not smoke else f"{w.title} [smoke: sizes {sizes}, batch {batch}]"
+        print(title)
+        base_name = next(iter(t))
+        base = t[base_name]
+        per = f" per {N_OPS}-op chain" if w.batch == 0 else ""
+        for name, v in t.items():
+            extra = f", {v / (N_OPS + 1) * 1e6:7.2f} us per op" if w.batch == 0 else ""
+            print(f"  {name:30s}: {v * 1e3:8.3f} ms{per}{extra}  ({v / base:.2f}x {base_name})")
+        by_label = {labels[k]: v for k, v in t.items()}
+        for num, den in (
+            ("minitorch-cupy", "cupy (by hand)"),
+            ("minitorch-torch-cuda", "pytorch eager (cuda)"),
+        ):
+            if num in by_label and den in by_label:
+                print(f"  {num} / {den}: {by_label[num] / by_label[den]:.2f}x")
+        verdict = "agree" if diff <= tolerance else "DISAGREE"
+        print(f"  first-step results {verdict}: max relative difference {diff:.1e}")
+        if diff > tolerance:
+            status = 1 if smoke else status
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cuda", help="CUDA device (default: the current one)")
+    ap.add_argument(
+        "--sizes",
+        nargs="+",
+        choices=sorted(WORKLOADS),
+        default=list(WORKLOADS),
+        help="which workloads (default: all)",
+    )
+    ap.add_argument("--blocks", type=int, default=15)
+    ap.add_argument(
+        "--steps", type=int, default=None, help="steps per block (default: per workload)"
+    )
+    ap.add_argument(
+        "--cpu-smoke",
+        action="store_true",
+        help="check the script on the CPU: tiny sizes, NumPy for CuPy, torch CPU",
+    )
+    args = ap.parse_args(argv)
+    if args.cpu_smoke:
+        return run(smoke_setup(), args.sizes, min(args.blocks, 3), args.steps, smoke=True)
+    setup = gpu_setup(args.device)
+    if isinstance(setup, str):
+        print(
+            f"bench_gpu: nothing measured, {setup}. Run it on a machine with a CUDA GPU "
+            f"(pip install 'minitorch[cupy,torch]'), or try --cpu-smoke to check the script.",
+            file=sys.stderr,
+        )
+        return NOTHING_TO_MEASURE
+    return run(setup, args.sizes, args.blocks, args.steps, smoke=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

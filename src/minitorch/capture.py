@@ -1,0 +1,1427 @@
+"""Whole-step capture and replay: :func:`capture`.
+
+A training step (forward, backward, optimizer step) is run once under a recorder and
+then replayed without building the Python graph again: no Tensor, no Node, no VJP
+dispatch, only the backend array calls the step made, in the same order, with the same
+arguments. The values are therefore those of eager execution, to the bit on the CPU.
+
+How the recording works. Every op's forward and VJP, and the engine, call the backend
+namespace ``be.xp``. For the duration of the recording the functions of that namespace
+are wrapped (the namespace object is shared by every Backend of the library, so this
+is one swap, undone afterwards; nothing is checked on the eager hot path) and the
+arrays the step reads (its Tensor arguments, every parameter's ``.data`` and ``.grad``)
+are replaced by *traced arrays*: stand-ins that hold the real array, run every call and
+operator for real, and note it as one instruction of a straight-line program whose
+variables are the traced arrays. A call none of whose arguments is traced builds a
+constant: it runs once, and its result is a constant of the program. The optimizer's
+``step()`` is not traced but kept as a call of the program (it reads its step count and
+learning rate in Python: replaying recorded arithmetic would freeze them).
+
+The program is then reduced (calls whose results nothing uses are dropped) and turned
+into Python source, one line per call, which ``exec`` compiles: the replay is one
+function call that runs the step's array calls back to back. On CUDA (torch CUDA
+tensors, CuPy) each stretch of calls between two optimizer steps or guards is captured
+once into a CUDA graph and then replayed with its input buffers refreshed.
+
+What the replay cannot see is refused while recording, with a :class:`CaptureError`
+that says what to do: reading a value on the host inside the step (``float(loss)``,
+``loss.item()``, ``print(loss)``, ``.numpy()``, ``float()`` inside an op), an op whose
+output shape depends on the data (``nonzero``, a boolean mask), random numbers drawn
+from the default generator, writing into an array in place, a tensor that gets a
+gradient but is not a parameter, and a value of the step kept outside it. A truth value
+or integer read by an op (``bool(xp.any(...))`` in a range check) becomes a *guard*:
+the replay checks that it is unchanged, and if not, the step runs eagerly instead.
+
+See ``docs/capture.md``.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import operator
+import types
+import warnings
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _grad_mode
+from .creation import default_generator
+from .errors import CaptureError
+from .tensor import Tensor
+
+__all__ = ["CaptureError", "Captured", "capture"]
+
+
+# ---------------------------------------------------------------- traced arrays
+#: namespace functions that only read dtypes and constants: never recorded
+_METADATA_FUNCTIONS = frozenset(
+    {
+        "isdtype",
+        "result_type",
+        "can_cast",
+        "finfo",
+        "iinfo",
+        "__array_namespace_info__",
+    }
+)
+#: namespace functions whose result depends only on the shape, dtype and device of
+#: their array argument: a constant of the program
+_LIKE_FUNCTIONS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
+#: namespace functions whose output shape depends on the values
+_DATA_DEPENDENT_SHAPES = frozenset(
+    {
+        "nonzero",
+        "argwhere",
+        "flatnonzero",
+        "unique_all",
+        "unique_counts",
+        "unique_inverse",
+        "unique_values",
+        "extract",
+        "compress",
+    }
+)
+#: array attributes and methods that read the values on the host (what the backends'
+#: ``to_numpy`` call)
+_HOST_READS = frozenset(
+    {"item", "tolist", "numpy", "detach", "cpu", "get", "to_device", "tobytes", "__array__"}
+)
+
+_BINARY = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "floordiv": "//",
+    "mod": "%",
+    "pow": "**",
+    "matmul": "@",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "lshift": "<<",
+    "rshift": ">>",
+}
+_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_UNARY = {"neg": "-", "pos": "+", "invert": "~", "abs": "abs"}
+_OPERATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    **{sym: getattr(operator, n + "_" if n in ("and", "or") else n) for n, sym in _BINARY.items()},
+    **{sym: getattr(operator, n) for n, sym in _COMPARE.items()},
+    "-x": operator.neg,
+    "+x": operator.pos,
+    "~x": operator.invert,
+    "abs": abs,
+    "[]": operator.getitem,
+    ".mT": operator.attrgetter("mT"),
+    ".T": operator.attrgetter("T"),
+}
+
+
+class _Traced:
+    """A stand-in for one array while a step is recorded: it holds the real array
+    (``value``), runs every operator on it for real and records it as an instruction
+    producing a new variable (``slot``) of the program."""
+
+    __slots__ = ("__weakref__", "_rec", "const", "slot", "value")
+    __array_ufunc__ = None  # NumPy defers `ndarray + traced` to the traced array
+    __array_priority__ = 2000
+    __hash__ = object.__hash__
+
+    _rec: _Recorder | None
+    slot: int
+    value: Any
+    #: made by calls of constants only: the same array at every replay (a constant of
+    #: the program), which may be read on the host
+    const: bool
+
+    def __init__(self, rec: _Recorder, slot: int, value: Any, const: bool) -> None:
+        self._rec = rec
+        self.slot = slot
+        self.value = value
+        self.const = const
+
+    def _recorder(self) -> _Recorder:
+        if self._rec is None:
+            raise CaptureError(
+                "an array computed inside a captured step was used after its recording "
+                "ended: keep only what the step returns (return it instead of storing it)"
+            )
+        return self._rec
+
+    # metadata: static while the recording's shapes and dtypes are
+    @property
+    def shape(self) -> Any:
+        return self.value.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.value.dtype
+
+    @property
+    def device(self) -> Any:
+        return self.value.device
+
+    @property
+    def ndim(self) -> int:
+        return int(self.value.ndim)
+
+    @property
+    def size(self) -> Any:
+        return self.value.size
+
+    @property
+    def base(self) -> Any:  # NumPy's Backend.owns reads it (is it a view?)
+        return self.value.base
+
+    def _is_view(self) -> bool:  # torch's Backend.owns calls it
+        return bool(self.value._is_view())
+
+    @property
+    def mT(self) -> Any:
+        return self._recorder().operator(".mT", (self,))
+
+    @property
+    def T(self) -> Any:
+        return self._recorder().operator(".T", (self,))
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self.value)))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._recorder().operator("[]", (self, key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise CaptureError(
+            "writing into an array in place (a[key] = v on a backend array) inside a "
+            "captured step is not supported; use Tensor operations (x[key] = v on a "
+            "Tensor records a functional setitem)"
+        )
+
+    # host reads: truth values and integers become guards; anything else is refused
+    def __bool__(self) -> bool:
+        return bool(self._recorder().guard(self, bool))
+
+    def __int__(self) -> int:
+        return int(self._recorder().guard(self, int))
+
+    def __index__(self) -> int:
+        return int(self._recorder().guard(self, operator.index))
+
+    def __float__(self) -> float:
+        if self.const:
+            return float(self.value)
+        raise _host_read("float()", self)
+
+    def __complex__(self) -> complex:
+        if self.const:
+            return complex(self.value)
+        raise _host_read("complex()", self)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.const:
+            return self.value.__array__(*args, **kwargs)
+        raise _host_read("a copy to the host (np.asarray, .numpy(), .item(), print)", self)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.const:
+            return self.value.__dlpack__(*args, **kwargs)
+        raise _host_read("a DLPack export", self)
+
+    def __dlpack_device__(self) -> Any:
+        return self.value.__dlpack_device__()
+
+    def __array_namespace__(self, *args: Any, **kwargs: Any) -> Any:
+        raise CaptureError(
+            "__array_namespace__() of an array inside a captured step: call the backend "
+            "namespace of the tensor (t.backend.xp) instead"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _HOST_READS:
+            if self.const:
+                return getattr(self.value, name)
+            raise _host_read(f".{name}()", self)
+        raise AttributeError(
+            f"a traced array (shape {tuple(self.value.shape)}) has no attribute {name!r} "
+            f"inside a captured step: array code must use the namespace's free functions"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<array traced by minitorch.capture: shape {tuple(self.value.shape)}, "
+            f"dtype {self.value.dtype}>"
+        )
+
+
+def _binary(sym: str, reflected: bool) -> Callable[[_Traced, Any], Any]:
+    def method(self: _Traced, other: Any) -> Any:
+        return self._recorder().operator(sym, (other, self) if reflected else (self, other))
+
+    return method
+
+
+def _unary(sym: str) -> Callable[[_Traced], Any]:
+    def method(self: _Traced) -> Any:
+        return self._recorder().operator(sym, (self,))
+
+    return method
+
+
+for _name, _sym in _BINARY.items():
+    setattr(_Traced, f"__{_name}__", _binary(_sym, False))
+    setattr(_Traced, f"__r{_name}__", _binary(_sym, True))
+for _name, _sym in _COMPARE.items():
+    setattr(_Traced, f"__{_name}__", _binary(_sym, False))
+for _name, _sym in _UNARY.items():
+    setattr(_Traced, f"__{_name}__", _unary(_sym if _sym == "abs" else _sym + "x"))
+
+
+def _host_read(what: str, t: _Traced) -> CaptureError:
+    return CaptureError(
+        f"{what} of a value computed inside a captured step (shape {tuple(t.value.shape)}, "
+        f"dtype {t.value.dtype}): reading a value on the host synchronises, and the replay "
+        f"would not do it again. Move it out of the step: return the tensor and read it "
+        f"after the call (loss = step(x, y); print(float(loss)))"
+    )
+
+
+# ---------------------------------------------------------------- the program
+class _Ref:
+    """A variable of the program (one array) inside an argument template."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+
+
+class _Call:
+    """``outs = fn(*args, **kwargs)`` (or an operator ``op``: ``+``, ``[]``, ``.mT``)."""
+
+    __slots__ = ("args", "fn", "kwargs", "op", "outs")
+
+    def __init__(
+        self, fn: Any, op: str | None, args: Any, kwargs: dict[str, Any], outs: Any
+    ) -> None:
+        self.fn, self.op, self.args, self.kwargs, self.outs = fn, op, args, kwargs, outs
+
+
+class _Guard:
+    """The replay must find ``convert(slot) == value``, else the step runs eagerly."""
+
+    __slots__ = ("convert", "slot", "value")
+
+    def __init__(self, slot: int, convert: Callable[[Any], Any], value: Any) -> None:
+        self.slot, self.convert, self.value = slot, convert, value
+
+
+class _Host:
+    """An optimizer's ``step()``: its parameters' data and grads are stored before the
+    call (templates) and read back after it (new slots)."""
+
+    __slots__ = ("ins", "opt", "outs")
+
+    def __init__(
+        self, opt: int, ins: list[tuple[int, Any, Any]], outs: list[tuple[int, int, int | None]]
+    ) -> None:
+        self.opt, self.ins, self.outs = opt, ins, outs
+
+
+def _refs(t: Any) -> Iterator[int]:
+    """The slots an argument template reads."""
+    tt = type(t)
+    if tt is _Ref:
+        yield t.slot
+    elif tt is tuple or tt is list:
+        for x in t:
+            yield from _refs(x)
+    elif tt is dict:
+        for x in t.values():
+            yield from _refs(x)
+
+
+def _outs(outs: Any) -> tuple[int, ...]:
+    return (outs,) if type(outs) is int else tuple(outs)
+
+
+class _GuardFailed(Exception):
+    """A guard of the replay saw another value than the recording."""
+
+    def __init__(self, late: bool) -> None:
+        super().__init__()
+        self.late = late
+
+
+class _Recorder:
+    """Collects the instructions of one recording."""
+
+    def __init__(self) -> None:
+        self.instrs: list[_Call | _Guard | _Host] = []
+        self.n = 0
+        self.paused = 0  # > 0: inside a recorded call (nested namespace calls run as they are)
+        self.proxies: list[weakref.ref[_Traced]] = []
+        #: slot -> the array it held while recording (to tell which may be overwritten)
+        self.values: dict[int, Any] = {}
+
+    def new(self, value: Any, const: bool = False) -> _Traced:
+        t = _Traced(self, self.n, value, const)
+        self.values[self.n] = value
+        self.n += 1
+        self.proxies.append(weakref.ref(t))
+        return t
+
+    def unwrap(self, a: Any) -> tuple[Any, Any, bool]:
+        """``(real value, template, whether it reads a traced array)``."""
+        ta = type(a)
+        if ta is _Traced:
+            if a._rec is not self:
+                a._recorder()  # raises: a leftover of another recording
+                raise CaptureError("an array traced by another capture was used in this one")
+            if a.const:
+                return a.value, a.value, False
+            return a.value, _Ref(a.slot), True
+        if ta is tuple or ta is list:
+            parts = [self.unwrap(x) for x in a]
+            if all(p[0] is x for p, x in zip(parts, a, strict=True)):
+                return a, a, False
+            traced = any(p[2] for p in parts)
+            return ta(p[0] for p in parts), ta(p[1] for p in parts), traced
+        if ta is dict:
+            items = {k: self.unwrap(v) for k, v in a.items()}
+            if all(p[0] is a[k] for k, p in items.items()):
+                return a, a, False
+            traced = any(p[2] for p in items.values())
+            real = {k: p[0] for k, p in items.items()}
+            return real, {k: p[1] for k, p in items.items()}, traced
+        if ta is slice:
+            bounds = [self.unwrap(x) for x in (a.start, a.stop, a.step)]
+            if any(b[2] for b in bounds):
+                raise CaptureError(
+                    "a slice bound computed inside a captured step (x[:n] with n an array of "
+                    "the step): the output shape depends on the values; use where() to mask"
+                )
+            real_slice = slice(*(b[0] for b in bounds))
+            return real_slice, real_slice, False
+        return a, a, False
+
+    def wrap_out(self, out: Any, const: bool) -> tuple[Any, Any]:
+        """The traced result(s) of a recorded call and the slot(s) they fill; a result
+        that is not an array (a dtype, a Python number) is returned as it is."""
+        if _is_array(out):
+            t = self.new(out, const)
+            return t, t.slot
+        if type(out) in (tuple, list) and out and all(_is_array(o) for o in out):
+            ts = [self.new(o, const) for o in out]
+            return type(out)(ts), tuple(t.slot for t in ts)
+        return out, None
+
+    def call(self, fn: Callable[..., Any], name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+        self.paused += 1
+        try:
+            real_args, t_args, traced = self.unwrap(args)
+            real_kw, t_kw, traced_kw = self.unwrap(kwargs) if kwargs else ({}, {}, False)
+            if (traced or traced_kw) and name in _DATA_DEPENDENT_SHAPES:
+                raise CaptureError(
+                    f"{name}: its output shape depends on the values, which a replay cannot "
+                    f"follow; compute it outside the captured step"
+                )
+            out = fn(*real_args, **real_kw)
+        finally:
+            self.paused -= 1
+        # zeros_like(x) and the like read only x's shape, dtype and device
+        like = name in _LIKE_FUNCTIONS and not any(_refs((t_args[1:], t_kw)))
+        if not (traced or traced_kw) or like:
+            return self.wrap_out(out, True)[0]  # a constant of the program: made once, now
+        wrapped, slots = self.wrap_out(out, False)
+        if slots is not None:
+            self.instrs.append(_Call(fn, None, t_args, t_kw, slots))
+        return wrapped
+
+    def operator(self, sym: str, operands: tuple[Any, ...]) -> Any:
+        real, t_args, traced = self.unwrap(operands)
+        if sym == "[]":
+            _refuse_boolean_mask(operands[1])
+        out = _OPERATOR_FUNCTIONS[sym](*real)
+        if not traced:
+            return self.wrap_out(out, True)[0]
+        wrapped, slots = self.wrap_out(out, False)
+        if slots is not None:
+            self.instrs.append(_Call(None, sym, t_args, {}, slots))
+        return wrapped
+
+    def guard(self, t: _Traced, convert: Callable[[Any], Any]) -> Any:
+        value = convert(t.value)
+        if t.const:
+            return value
+        self.instrs.append(_Guard(t.slot, convert, value))
+        return value
+
+    def namespace_function(self, fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            if self.paused:
+                return fn(*args, **kwargs)
+            return self.call(fn, name, args, kwargs)
+
+        recorded.__name__ = getattr(fn, "__name__", name)
+        recorded.__wrapped__ = fn  # type: ignore[attr-defined]
+        return recorded
+
+
+def _refuse_boolean_mask(key: Any) -> None:
+    keys = key if type(key) is tuple else (key,)
+    for k in keys:
+        if type(k) is _Traced and not k.const and "bool" in str(k.value.dtype):
+            raise CaptureError(
+                f"indexing with a boolean mask (shape {tuple(k.value.shape)}) inside a captured "
+                f"step: the output shape depends on the mask's values; use where() instead"
+            )
+
+
+def _is_array(x: Any) -> bool:
+    return (
+        hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, type | _Traced)
+    ) or type(x) is _Traced
+
+
+# ---------------------------------------------------------------- code generation
+def _literal(x: Any) -> bool:
+    tx = type(x)
+    if x is None or x is Ellipsis or tx is bool or tx is int or tx is str:
+        return True
+    if tx is float:
+        return math.isfinite(x)
+    if tx is tuple:
+        return all(_literal(v) for v in x)
+    return False
+
+
+class _Source:
+    """Python source for a program, and the objects its names stand for."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {}
+        self._ids: dict[int, str] = {}
+
+    def name(self, obj: Any, prefix: str) -> str:
+        key = id(obj)
+        if key not in self._ids:
+            n = f"{prefix}{len(self._ids)}"
+            self._ids[key] = n
+            self.names[n] = obj
+        return self._ids[key]
+
+    def render(self, t: Any) -> str:
+        tt = type(t)
+        if tt is _Ref:
+            return f"v{t.slot}"
+        if tt is tuple or tt is list:
+            if tt is tuple and _literal(t):
+                return repr(t)
+            items = [self.render(x) for x in t]
+            if tt is list:
+                return "[" + ", ".join(items) + "]"
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if tt is dict and all(type(k) is str for k in t):
+            return "{" + ", ".join(f"{k!r}: {self.render(v)}" for k, v in t.items()) + "}"
+        if _literal(t):
+            return repr(t)
+        return self.name(t, "K")
+
+    def call(self, c: _Call, out: int | None = None) -> str:
+        """``v = f(...)``; with ``out``, the ufunc writes into that (dying) variable."""
+        args = c.args
+        if out is not None:
+            fn = _INPLACE_UFUNCS[c.op] if c.op is not None else c.fn
+            parts = [self.render(x) for x in args]
+            return f"v{c.outs} = {self.name(fn, 'F')}({', '.join(parts)}, out=v{out})"
+        if c.op is not None:
+            a = [self.render(x) for x in args]
+            if c.op == "[]":
+                expr = f"{a[0]}[{a[1]}]"
+            elif c.op in (".mT", ".T"):
+                expr = f"{a[0]}{c.op}"
+            elif c.op == "abs":
+                expr = f"abs({a[0]})"
+            elif c.op.endswith("x"):
+                expr = f"{c.op[0]}{a[0]}"
+            else:
+                expr = f"{a[0]} {c.op} {a[1]}"
+        else:
+            parts = [self.render(x) for x in args]
+            parts += [f"{k}={self.render(v)}" for k, v in c.kwargs.items()]
+            expr = f"{self.name(c.fn, 'F')}({', '.join(parts)})"
+        outs = c.outs
+        target = f"v{outs}" if type(outs) is int else "".join(f"v{s}, " for s in outs)
+        return f"{target} = {expr}"
+
+
+# ---------------------------------------------------------------- CUDA graphs
+class _TorchGraph:
+    """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (not exercised by the
+    test suite, which has no GPU): static input buffers are refreshed before each
+    replay, and the outputs are cloned out of the graph's own buffers."""
+
+    def __init__(self, fn: Callable[..., tuple[Any, ...]], torch: Any) -> None:
+        self.fn, self.torch = fn, torch
+        self.graph: Any = None
+        self.static_in: list[Any] = []
+        self.static_out: tuple[Any, ...] = ()
+
+    def __call__(self, *ins: Any) -> tuple[Any, ...]:
+        torch = self.torch
+        if self.graph is None:
+            self.static_in = [x.clone() for x in ins]
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):  # warm-up: the allocator and lazy kernels
+                self.fn(*self.static_in)
+            torch.cuda.current_stream().wait_stream(side)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.static_out = self.fn(*self.static_in)
+        for buf, x in zip(self.static_in, ins, strict=True):
+            buf.copy_(x)
+        self.graph.replay()
+        return tuple(o.clone() for o in self.static_out)
+
+
+class _CupyGraph:
+    """One stretch of calls replayed as a ``cupy.cuda.Graph`` made by stream capture
+    (not exercised by the test suite, which has no GPU)."""
+
+    def __init__(self, fn: Callable[..., tuple[Any, ...]], cupy: Any) -> None:
+        self.fn, self.cupy = fn, cupy
+        self.graph: Any = None
+        self.static_in: list[Any] = []
+        self.static_out: tuple[Any, ...] = ()
+
+    def __call__(self, *ins: Any) -> tuple[Any, ...]:
+        cupy = self.cupy
+        if self.graph is None:
+            self.static_in = [x.copy() for x in ins]
+            self.fn(*self.static_in)  # warm-up: the memory pool and kernel compilation
+            stream = cupy.cuda.Stream(non_blocking=True)
+            with stream:
+                stream.begin_capture()
+                self.static_out = self.fn(*self.static_in)
+                self.graph = stream.end_capture()
+        for buf, x in zip(self.static_in, ins, strict=True):
+            cupy.copyto(buf, x)
+        self.graph.launch()
+        return tuple(o.copy() for o in self.static_out)
+
+
+def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..., Any] | None:
+    """The CUDA graph class for these arrays (None on the CPU)."""
+    names = {be.name for be in backends}
+    if names == {"cupy"}:
+        import cupy
+
+        return lambda fn: _CupyGraph(fn, cupy)
+    if names == {"torch"} and any(str(getattr(a, "device", "")).startswith("cuda") for a in arrays):
+        import torch
+
+        return lambda fn: _TorchGraph(fn, torch)
+    return None
+
+
+# ---------------------------------------------------------------- one recording
+class _Program:
+    """A compiled recording: ``run(arrays)`` replays it, writing the parameters'
+    ``.data`` and ``.grad`` and returning the step's result."""
+
+    def __init__(
+        self,
+        rec: _Recorder,
+        params: list[Tensor],
+        param_in: list[tuple[int, int | None]],
+        final: list[tuple[Any, Any]],
+        arg_slots: list[int],
+        result: Any,
+        steps: list[Callable[[], Any]],
+        copy: dict[int, Callable[[Any], Any]],
+        graphs: Callable[..., Any] | None,
+        inplace: bool,
+    ) -> None:
+        instrs = rec.instrs
+        n_end = len(instrs)
+        # --- which instructions the result needs (guards and optimizer steps always)
+        needed: set[int] = set()
+        for t, _ in _leaves(result):
+            needed.update(_refs(t))
+        for d, g in final:
+            needed.update(_refs(d))
+            needed.update(_refs(g))
+        keep = [False] * n_end
+        for i in range(n_end - 1, -1, -1):
+            ins = instrs[i]
+            if type(ins) is _Call:
+                if any(s in needed for s in _outs(ins.outs)):
+                    keep[i] = True
+                    needed.update(_refs(ins.args))
+                    needed.update(_refs(ins.kwargs))
+            elif type(ins) is _Guard:
+                keep[i] = True
+                needed.add(ins.slot)
+            else:
+                assert type(ins) is _Host
+                keep[i] = True
+                for _, d, g in ins.ins:
+                    needed.update(_refs(d))
+                    needed.update(_refs(g))
+        kept = [ins for ins, k in zip(instrs, keep, strict=True) if k]
+        # what each parameter holds after the last optimizer step: only a difference
+        # from it at the end is written back
+        current = list(param_in)
+        for ins in kept:
+            if type(ins) is _Host:
+                for pi, ds, gs in ins.outs:
+                    current[pi] = (ds, gs)
+        writes = [
+            (
+                None if type(d) is _Ref and d.slot == current[i][0] else d,
+                None
+                if (type(g) is _Ref and g.slot == current[i][1])
+                or (g is None and current[i][1] is None)
+                else (g,),
+            )
+            for i, (d, g) in enumerate(final)
+        ]
+        self.calls = sum(type(i) is _Call for i in kept)
+        self.guards = sum(type(i) is _Guard for i in kept)
+        self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
+        # --- last use of every slot (len(kept): the end)
+        end = len(kept)
+        last: dict[int, int] = {}
+        for i, ins in enumerate(kept):
+            for s in _instr_reads(ins):
+                last[s] = i
+        for t, _ in _leaves(result):
+            for s in _refs(t):
+                last[s] = end
+        for d, g1 in writes:
+            for s in (*_refs(d), *_refs(g1)):
+                last[s] = end
+        reuse = _reusable(kept, last, rec.values, result, writes) if inplace else {}
+        self.inplace = len(reuse)
+        src = _Source()
+        lines: list[str] = []
+        for i, (ds, gs) in enumerate(param_in):  # the parameters' arrays at the start
+            p = src.name(params[i], "P")
+            if ds in last:
+                lines.append(f"v{ds} = {p}.data")
+            if gs is not None and gs in last:
+                lines.append(f"v{gs} = {p}._grad")
+        late = False
+        state = list(param_in)  # the slots the parameters' .data and ._grad hold now
+        segment: list[_Call] = []
+        seg_start = 0
+
+        def dels(slots: Iterable[int]) -> None:
+            dead = sorted(set(slots))
+            if dead:
+                lines.append("del " + ", ".join(f"v{s}" for s in dead))
+
+        def flush(upto: int) -> None:
+            """Emit the pending stretch of calls kept[seg_start:upto]."""
+            if not segment:
+                return
+            if graphs is None:
+                for j, c in enumerate(segment):
+                    k = seg_start + j
+                    lines.append(src.call(c, reuse.get(k)))
+                    outs = _outs(c.outs)
+                    dels([s for s in _instr_reads(c) if last.get(s) == k])
+                    dels([s for s in outs if s not in last])
+            else:
+                defined = {s for c in segment for s in _outs(c.outs)}
+                live_in = sorted({s for c in segment for s in _instr_reads(c)} - defined)
+                live_out = sorted(s for s in defined if last.get(s, -1) >= upto)
+                body = [src.call(c) for c in segment]
+                fn_src = "\n".join(
+                    [f"def _segment({', '.join(f'v{s}' for s in live_in)}):"]
+                    + [f"    {b}" for b in body]
+                    + [f"    return ({''.join(f'v{s}, ' for s in live_out)})"]
+                )
+                scope = dict(src.names)
+                exec(compile(fn_src, "<minitorch.capture segment>", "exec"), scope)
+                runner = src.name(graphs(scope["_segment"]), "S")
+                target = "".join(f"v{s}, " for s in live_out) or "_"
+                lines.append(f"{target} = {runner}({', '.join(f'v{s}' for s in live_in)})")
+                dels([s for s in live_in if seg_start <= last.get(s, -1) < upto])
+            segment.clear()
+
+        for i, ins in enumerate(kept):
+            if type(ins) is _Call:
+                if not segment:
+                    seg_start = i
+                segment.append(ins)
+                continue
+            flush(i)
+            if type(ins) is _Guard:
+                conv = src.name(ins.convert, "C")
+                want = src.render(ins.value) if _literal(ins.value) else src.name(ins.value, "K")
+                lines.append(f"if {conv}(v{ins.slot}) != {want}:")
+                lines.append(f"    raise GuardFailed({late})")
+                dels([ins.slot] if last.get(ins.slot) == i else [])
+            else:
+                assert type(ins) is _Host
+                for pi, d, g in ins.ins:  # what the step left in them, where it changed
+                    p = src.name(params[pi], "P")
+                    ds, gs = state[pi]
+                    if not (type(d) is _Ref and d.slot == ds):
+                        lines.append(f"{p}.data = {_fresh(src, d, copy, params[pi])}")
+                    if not ((type(g) is _Ref and g.slot == gs) or (g is None and gs is None)):
+                        lines.append(f"{p}._grad = {_fresh(src, g, copy, params[pi])}")
+                # drop the replay's own references first: on NumPy, SGD then updates a
+                # parameter in place, as it does in eager mode
+                dels([s for s in _instr_reads(ins) if last.get(s) == i])
+                lines.append(f"{src.name(steps[ins.opt], 'H')}()")
+                for pi, ds, gs in ins.outs:
+                    state[pi] = (ds, gs)
+                    p = src.name(params[pi], "P")
+                    if ds in last:
+                        lines.append(f"v{ds} = {p}.data")
+                    if gs is not None and gs in last:
+                        lines.append(f"v{gs} = {p}._grad")
+                late = True
+        flush(end)
+        for i, (d, g1) in enumerate(writes):  # the parameters' arrays at the end
+            p = src.name(params[i], "P")
+            if d is not None:
+                lines.append(f"{p}.data = {_fresh(src, d, copy, params[i])}")
+            if g1 is not None:
+                lines.append(f"{p}._grad = {_fresh(src, g1[0], copy, params[i])}")
+        lines.append(f"return {_render_result(src, result, copy)}")
+        header = f"def replay({', '.join(f'v{s}' for s in arg_slots)}):"
+        self.source = "\n".join([header] + [f"    {ln}" for ln in lines])
+        scope = dict(src.names)
+        scope["GuardFailed"] = _GuardFailed
+        exec(compile(self.source, "<minitorch.capture>", "exec"), scope)
+        self.run: Callable[..., Any] = scope["replay"]
+        self.runs = 0
+        self.fallbacks = 0
+
+
+_INPLACE_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
+
+
+def _reusable(
+    kept: list[_Call | _Guard | _Host],
+    last: dict[int, int],
+    values: dict[int, Any],
+    result: Any,
+    writes: list[tuple[Any, Any]],
+) -> dict[int, int]:
+    """NumPy only: instruction -> a variable it may write its result into (``out=``).
+
+    A ufunc (``+ - * /`` or a namespace ufunc) may overwrite an operand that dies at
+    it, was made by an earlier call of the replay, owns its memory, has the result's
+    shape and dtype, and shares memory with no array the replay reads later, with no
+    constant and with no input or parameter (a call returns the same kind of array at
+    every replay: a view of the same arrays as while recording, or a fresh one). That
+    saves an allocation and writes into memory that is still in the cache."""
+    made = {s for ins in kept if type(ins) is _Call for s in _outs(ins.outs)}
+    consts = [
+        v
+        for ins in kept
+        if type(ins) is _Call
+        for v in _constants((ins.args, ins.kwargs))
+        if type(v) is np.ndarray
+    ]
+    for t, _ in _leaves(result):
+        consts += [v for v in _constants(t) if type(v) is np.ndarray]
+    for d, g in writes:
+        consts += [v for v in _constants((d, g)) if type(v) is np.ndarray]
+    outside = [values[s] for s in values if s not in made and type(values[s]) is np.ndarray]
+
+    def writable(a: Any, i: int, like: Any) -> bool:
+        """Whether the replay may overwrite variable ``a`` at instruction ``i``."""
+        if type(a) is not _Ref or a.slot not in made or last.get(a.slot) != i:
+            return False
+        v = values[a.slot]
+        if (
+            type(v) is not np.ndarray
+            or v.base is not None
+            or v.shape != like.shape
+            or v.dtype != like.dtype
+            or not v.flags.writeable
+        ):
+            return False
+        later = [values[s] for s, k in last.items() if k > i and s != a.slot]
+        return not any(np.may_share_memory(v, w) for w in (*later, *consts, *outside))
+
+    reuse: dict[int, int] = {}
+    for i, ins in enumerate(kept):
+        if type(ins) is not _Call or ins.kwargs or type(ins.outs) is not int:
+            continue
+        if not (ins.op in _INPLACE_UFUNCS or (ins.op is None and type(ins.fn) is np.ufunc)):
+            continue
+        out = values[ins.outs]
+        if type(out) is not np.ndarray:
+            continue
+        for a in ins.args:
+            if writable(a, i, out):
+                reuse[i] = a.slot
+                break
+    return reuse
+
+
+def _constants(t: Any) -> Iterator[Any]:
+    """The constants of a template."""
+    tt = type(t)
+    if tt is _Ref:
+        return
+    if tt is tuple or tt is list:
+        for x in t:
+            yield from _constants(x)
+    elif tt is dict:
+        for x in t.values():
+            yield from _constants(x)
+    else:
+        yield t
+
+
+def _instr_reads(ins: _Call | _Guard | _Host) -> list[int]:
+    if type(ins) is _Call:
+        return [*_refs(ins.args), *_refs(ins.kwargs)]
+    if type(ins) is _Guard:
+        return [ins.slot]
+    assert type(ins) is _Host
+    return [s for _, d, g in ins.ins for s in (*_refs(d), *_refs(g))]
+
+
+def _fresh(src: _Source, t: Any, copy: dict[int, Callable[[Any], Any]], p: Tensor) -> str:
+    """Source for a parameter's array at the end: a variable, or a fresh copy of a
+    constant (a constant array is never handed out twice)."""
+    if t is None or type(t) is _Ref:
+        return src.render(t)
+    return f"{src.name(copy[id(p._backend.xp)], 'COPY')}({src.name(t, 'K')})"
+
+
+def _leaves(result: Any) -> Iterator[tuple[Any, Any]]:
+    """``(array template, backend)`` for every tensor of a result template."""
+    if type(result) is _TensorOut:
+        yield result.array, result.backend
+    elif type(result) in (tuple, list):
+        for r in result:
+            yield from _leaves(r)
+    elif type(result) is dict:
+        for r in result.values():
+            yield from _leaves(r)
+
+
+class _TensorOut:
+    """A tensor of the step's result: its array (template) and backend."""
+
+    __slots__ = ("array", "backend")
+
+    def __init__(self, array: Any, backend: Any) -> None:
+        self.array, self.backend = array, backend
+
+
+def _render_result(src: _Source, r: Any, copy: dict[int, Callable[[Any], Any]]) -> str:
+    tr = type(r)
+    src.names["TM"] = Tensor._make
+    if tr is _TensorOut:
+        arr = r.array
+        if type(arr) is _Ref:
+            data = f"v{arr.slot}"
+        else:
+            data = f"{src.name(copy[id(r.backend.xp)], 'COPY')}({src.name(arr, 'K')})"
+        return f"TM({data}, {src.name(r.backend, 'B')}, None)"
+    if tr is tuple:
+        items = [_render_result(src, x, copy) for x in r]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if tr is list:
+        return "[" + ", ".join(_render_result(src, x, copy) for x in r) + "]"
+    if tr is dict:
+        return "{" + ", ".join(f"{k!r}: {_render_result(src, v, copy)}" for k, v in r.items()) + "}"
+    return src.render(r)
+
+
+# ---------------------------------------------------------------- the public object
+_ACTIVE: list[_Recorder] = []  # the recording in progress (one at a time)
+
+
+class Captured:
+    """A step function under :func:`capture`: call it like the function.
+
+    The first call with a new signature (the shapes, dtypes and backends of the Tensor
+    arguments, the values of the other arguments, the parameters and whether their
+    ``.grad`` is set, grad mode) records the step while running it eagerly; later calls
+    with that signature replay the recording. ``stats`` counts them.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        optimizers: Sequence[Any],
+        params: Sequence[Tensor],
+        cuda_graphs: bool,
+        max_recordings: int,
+    ) -> None:
+        self.fn = fn
+        self.optimizers = list(optimizers)
+        self.params = list(params)
+        self.cuda_graphs = cuda_graphs
+        self.max_recordings = max_recordings
+        self._programs: dict[Any, _Program] = {}
+        #: ``records`` (recordings made), ``replays``, ``fallbacks`` (eager runs after
+        #: a guard saw another value)
+        self.stats = {"records": 0, "replays": 0, "fallbacks": 0}
+        self._warned = False
+        for i, opt in enumerate(self.optimizers):
+            if not callable(getattr(opt, "step", None)) or not isinstance(
+                getattr(opt, "params", None), list
+            ):
+                raise TypeError(
+                    f"capture: optimizer {i} must be a minitorch optimizer (with .step() and "
+                    f".params), got {type(opt).__name__}"
+                )
+        for i, p in enumerate(self.params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"capture: params[{i}] must be a Tensor, got {type(p).__name__}")
+        try:
+            self.__wrapped__ = fn
+            self.__doc__ = fn.__doc__
+            self.__name__ = getattr(fn, "__name__", "step")
+        except AttributeError:  # pragma: no cover - a callable without these
+            pass
+
+    def __repr__(self) -> str:
+        return f"<minitorch.capture of {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+    def reset(self) -> None:
+        """Forget every recording: the next call records again (after changing what the
+        step reads as a constant, e.g. a tensor that is not a parameter)."""
+        self._programs.clear()
+
+    @property
+    def recordings(self) -> int:
+        """How many recordings are kept (one per signature seen)."""
+        return len(self._programs)
+
+    def source(self) -> list[str]:
+        """The Python source of each kept recording (what a replay runs)."""
+        return [p.source for p in self._programs.values()]
+
+    # ------------------------------------------------------------ calling
+    def _all_params(self) -> list[Tensor]:
+        seen: set[int] = set()
+        out: list[Tensor] = []
+        for opt in self.optimizers:
+            for p in opt.params:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    out.append(p)
+        for p in self.params:
+            if id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+        return out
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any], params: list[Tensor]) -> Any:
+        parts: list[Any] = [_grad_mode._state.enabled]
+        for a in args:
+            parts.append(_arg_key(a))
+        for k, v in kwargs.items():
+            parts.append((k, _arg_key(v)))
+        for p in params:
+            d, g = p.data, p._grad
+            parts.append((id(p), d.shape, d.dtype, None if g is None else (g.shape, g.dtype)))
+        return tuple(parts)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE:
+            raise CaptureError(
+                f"{self!r} was called while another step is being recorded: captured "
+                f"steps do not nest; capture the outer step only"
+            )
+        params = self._all_params()
+        key = self._key(args, kwargs, params)
+        prog = self._programs.get(key)
+        if prog is None:
+            return self._record(key, args, kwargs, params)
+        arrays = [a.data for a in args if isinstance(a, Tensor)]
+        arrays += [v.data for _, v in kwargs.items() if isinstance(v, Tensor)]
+        try:
+            out = prog.run(*arrays)
+        except _GuardFailed as exc:
+            if exc.late:
+                del self._programs[key]
+                raise CaptureError(
+                    f"{self!r}: a value the step read on the host after its optimizer step "
+                    f"changed, so the replay cannot go on (the optimizer has stepped); the "
+                    f"recording is dropped. Move that read out of the step."
+                ) from None
+            prog.fallbacks += 1
+            self.stats["fallbacks"] += 1
+            self._warn_fallbacks(prog)
+            return _detached(self.fn(*args, **kwargs))
+        prog.runs += 1
+        self.stats["replays"] += 1
+        return out
+
+    def _warn_fallbacks(self, prog: _Program) -> None:
+        if not self._warned and prog.fallbacks >= 10 and prog.fallbacks > prog.runs:
+            self._warned = True
+            warnings.warn(
+                f"{self!r}: {prog.fallbacks} of {prog.fallbacks + prog.runs} calls ran eagerly "
+                f"because a value an op reads on the host changed (e.g. cross_entropy's "
+                f"count of targets kept by ignore_index); the capture gains nothing here",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    # ------------------------------------------------------------ recording
+    def _record(
+        self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], params: list[Tensor]
+    ) -> Any:
+        rec = _Recorder()
+        try:
+            result, build = self._trace(rec, args, kwargs, params)
+        finally:
+            for w in rec.proxies:  # whatever stays traced is a leftover from now on
+                t = w()
+                if t is not None:
+                    t._rec = None
+        _check_leaks(rec)
+        prog = build()
+        if len(self._programs) >= self.max_recordings:
+            self._programs.pop(next(iter(self._programs)))  # the oldest
+        self._programs[key] = prog
+        self.stats["records"] += 1
+        return result
+
+    def _trace(
+        self,
+        rec: _Recorder,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        params: list[Tensor],
+    ) -> tuple[Any, Callable[[], _Program]]:
+        """Run the step once with traced arrays; returns its result (graph-free
+        tensors) and how to build the program."""
+        backends: dict[int, Any] = {}
+        arg_slots: list[int] = []
+
+        def shadow(a: Any) -> Any:
+            if not isinstance(a, Tensor):
+                return a
+            if a.requires_grad:
+                raise CaptureError(
+                    f"{self!r}: a Tensor argument requires grad (shape {a.shape}); arguments "
+                    f"are the step's data: pass tensors that do not require grad, and give "
+                    f"trained tensors to capture(params=...) or through an optimizer"
+                )
+            t = rec.new(a.data)
+            arg_slots.append(t.slot)
+            backends[id(a._backend.xp)] = a._backend
+            s = Tensor._make(t, a._backend, None)
+            s.name = a.name
+            return s
+
+        in_args = [shadow(a) for a in args]
+        in_kwargs = {k: shadow(v) for k, v in kwargs.items()}
+        param_in: list[tuple[int, int | None]] = []
+        index = {id(p): i for i, p in enumerate(params)}
+        for p in params:
+            backends[id(p._backend.xp)] = p._backend
+        original = [(p, p.data, p._grad) for p in params]
+        gen_state = default_generator.get_state()
+        patched: list[tuple[Any, dict[str, Any]]] = []
+        opt_patched: list[tuple[Any, Any]] = []
+        copy: dict[int, Callable[[Any], Any]] = {}
+        steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
+        try:
+            for p in params:
+                d = rec.new(p.data)
+                g = None if p._grad is None else rec.new(p._grad)
+                param_in.append((d.slot, None if g is None else g.slot))
+                p.data, p._grad = d, g
+            for be in backends.values():
+                ns = be.xp
+                saved = dict(vars(ns))
+                copy[id(ns)] = _copier(saved["asarray"])
+                patched.append((ns, saved))
+                for name, fn in saved.items():
+                    if (
+                        callable(fn)
+                        and not isinstance(fn, type)
+                        and name not in _METADATA_FUNCTIONS
+                    ):
+                        setattr(ns, name, rec.namespace_function(fn, name))
+            for i, opt in enumerate(self.optimizers):
+                opt_patched.append((opt, vars(opt).get("step")))
+                opt.step = _host_step(rec, i, opt, steps[i], index)
+            _ACTIVE.append(rec)
+            out = self.fn(*in_args, **in_kwargs)
+            result, user = _result_template(rec, out, self)
+            final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
+        finally:
+            if _ACTIVE:
+                _ACTIVE.pop()
+            for ns, saved in patched:
+                vars(ns).update(saved)
+            for opt, had in opt_patched:
+                if had is None:
+                    del opt.step
+                else:
+                    opt.step = had
+            for p, _, _ in original:  # the real arrays back in place, as eager left them
+                p.data = _real(p.data)
+                p._grad = _real(p._grad)
+        if default_generator.get_state() != gen_state:
+            raise CaptureError(
+                f"{self!r}: the step drew random numbers from the default generator (randn, "
+                f"rand, randint, dropout): a replay would repeat the same numbers. Draw them "
+                f"outside the step and pass them in as an argument"
+            )
+        graphs = (
+            _graph_runner(backends.values(), [p.data for p in params]) if self.cuda_graphs else None
+        )
+        inplace = {be.name for be in backends.values()} == {"numpy"}
+
+        def build() -> _Program:
+            return _Program(
+                rec, params, param_in, final, arg_slots, result, steps, copy, graphs, inplace
+            )
+
+        return user, build
+
+
+def _copier(asarray: Callable[..., Any]) -> Callable[[Any], Any]:
+    def copy(x: Any) -> Any:
+        return asarray(x, copy=True)
+
+    return copy
+
+
+def _real(x: Any) -> Any:
+    return x.value if type(x) is _Traced else x
+
+
+def _state_template(rec: _Recorder, x: Any) -> Any:
+    if type(x) is _Traced:
+        return _Ref(x.slot) if x._rec is rec and not x.const else x.value
+    return x  # None, or a constant array
+
+
+def _host_step(
+    rec: _Recorder, i: int, opt: Any, real_step: Callable[[], Any], index: dict[int, int]
+) -> Callable[..., Any]:
+    """What ``opt.step`` is while recording: store the traced arrays back as real ones,
+    take the real step (not traced), trace the new arrays."""
+
+    def step(*args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise CaptureError("optimizer.step() inside a captured step takes no arguments")
+        ins: list[tuple[int, Any, Any]] = []
+        for p in opt.params:
+            if id(p) not in index:
+                raise CaptureError(
+                    f"a parameter (shape {p.shape}) was added to optimizer {i} inside the "
+                    f"captured step; change the parameters between calls, not inside one"
+                )
+            ins.append((index[id(p)], _state_template(rec, p.data), _state_template(rec, p._grad)))
+            p.data, p._grad = _real(p.data), _real(p._grad)
+        rec.paused += 1
+        try:
+            real_step()
+        finally:
+            rec.paused -= 1
+        outs: list[tuple[int, int, int | None]] = []
+        for p in opt.params:
+            d = rec.new(p.data)
+            g = None if p._grad is None else rec.new(p._grad)
+            p.data, p._grad = d, g
+            outs.append((index[id(p)], d.slot, None if g is None else g.slot))
+        rec.instrs.append(_Host(i, ins, outs))
+
+    return step
+
+
+def _arg_key(a: Any) -> Any:
+    if isinstance(a, Tensor):
+        return (Tensor, a._backend, a.data.shape, a.data.dtype, a._requires_grad)
+    try:
+        hash(a)
+        if isinstance(a, tuple) and any(isinstance(x, Tensor) for x in a):
+            raise TypeError
+    except TypeError:
+        raise CaptureError(
+            f"capture: a step's arguments must be Tensors or hashable values (numbers, "
+            f"strings, None, tuples of them), got {type(a).__name__}; make it a Tensor, or "
+            f"read it inside the step from an object the step closes over"
+        ) from None
+    return (type(a), a)
+
+
+def _result_template(rec: _Recorder, out: Any, who: Any) -> tuple[Any, Any]:
+    """The step's result as a template (tensors -> their arrays' refs) and as the
+    graph-free tensors handed back now."""
+    if isinstance(out, Tensor):
+        data = out.data
+        tmpl = _TensorOut(_state_template(rec, data), out._backend)
+        return tmpl, Tensor._make(_real(data), out._backend, None)
+    if type(out) in (tuple, list):
+        pairs = [_result_template(rec, o, who) for o in out]
+        return type(out)(p[0] for p in pairs), type(out)(p[1] for p in pairs)
+    if type(out) is dict:
+        pairs_d = {k: _result_template(rec, v, who) for k, v in out.items()}
+        return {k: p[0] for k, p in pairs_d.items()}, {k: p[1] for k, p in pairs_d.items()}
+    if out is None:
+        return None, None
+    raise CaptureError(
+        f"{who!r}: the step returned {type(out).__name__}; a captured step returns Tensors "
+        f"(or None, or tuples, lists and dicts of them): a number computed in the step would "
+        f"be frozen at its first value. Return the tensor and convert it after the call"
+    )
+
+
+def _detached(out: Any) -> Any:
+    """An eagerly computed result as the replay gives it: tensors without graph."""
+    if isinstance(out, Tensor):
+        return Tensor._make(out.data, out._backend, None)
+    if type(out) in (tuple, list):
+        return type(out)(_detached(o) for o in out)
+    if type(out) is dict:
+        return {k: _detached(v) for k, v in out.items()}
+    return out
+
+
+def _check_leaks(rec: _Recorder) -> None:
+    """Refuse a recording after which a traced array is still held: something outside
+    the step (a tensor that is not a parameter, a list) kept a value of the step, and
+    the replay would not update it. Tensors holding one get the real array back."""
+    alive = [t for w in rec.proxies if (t := w()) is not None]
+    if not alive:
+        return
+    gc.collect()
+    alive = [t for w in rec.proxies if (t := w()) is not None]
+    problems: list[str] = []
+    for t in alive:
+        for holder in gc.get_referrers(t):
+            if holder is alive or isinstance(holder, types.FrameType):
+                continue
+            if isinstance(holder, Tensor):
+                label = f" {holder.name!r}" if holder.name else ""
+                if holder._grad is t:
+                    holder._grad = t.value
+                    problems.append(
+                        f"a tensor{label} of shape {tuple(t.value.shape)} got a gradient in "
+                        f"the step but is not a parameter of the capture: give its optimizer "
+                        f"to capture(optimizer=...) or the tensor to capture(params=[...])"
+                    )
+                if holder.data is t:
+                    holder.data = t.value
+                    problems.append(
+                        f"a tensor{label} of shape {tuple(t.value.shape)} computed in the step "
+                        f"is kept outside it (in a list, an attribute, a global): the replay "
+                        f"would not update it; return it from the step instead"
+                    )
+            else:
+                problems.append(
+                    f"a {type(holder).__name__} outside the step keeps an array of shape "
+                    f"{tuple(t.value.shape)} computed in it: the replay would not update it; "
+                    f"return it from the step instead"
+                )
+    if problems:
+        raise CaptureError(
+            "the step cannot be captured: " + "; ".join(dict.fromkeys(problems).keys())
+        )
+
+
+def capture(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    optimizer: Any = None,
+    params: Iterable[Tensor] = (),
+    cuda_graphs: bool = True,
+    max_recordings: int = 8,
+) -> Any:
+    """Record a training step once, then replay it without building the graph again.
+
+    ``step = capture(train_step, optimizer=opt)`` returns a callable used like
+    ``train_step``. Its first call (and the first with a new signature: other input
+    shapes or dtypes, other non-tensor arguments, another set of parameters, ``.grad``
+    set or not, grad mode) runs the step eagerly while recording the backend array calls
+    it makes; later calls replay those calls on the new inputs, call the optimizer's
+    real ``step()`` where the step did, and leave the parameters' ``.data`` and
+    ``.grad`` as the eager step would have, to the bit on the CPU. It returns what the
+    step returns, with every tensor detached from any graph.
+
+    Parameters
+    ----------
+    fn : callable
+        The step: takes Tensors (that do not require grad) and hashable values, and
+        returns Tensors (or None, or tuples, lists and dicts of them). It may zero
+        gradients, call ``backward()`` and the optimizer's ``step()``.
+    optimizer : Optimizer or sequence of them, optional
+        The optimizers the step calls ``step()`` on; their parameters are the tensors
+        whose ``.data`` and ``.grad`` the replay reads and writes.
+    params : iterable of Tensor, optional
+        More such tensors (trained by hand in the step, or read while others update
+        them). Any other tensor the step reads is a constant of the recording.
+    cuda_graphs : bool
+        On CUDA (torch CUDA tensors, CuPy), replay each stretch of calls as a CUDA graph.
+    max_recordings : int
+        Recordings kept (one per signature); the oldest is dropped beyond that.
+
+    Raises
+    ------
+    CaptureError
+        While recording, for what a replay could not repeat: a host read of a value of
+        the step (``float(loss)``, ``loss.item()``, ``print``), a data-dependent output
+        shape, random draws, a tensor that gets a gradient but is not a parameter, a
+        value kept outside the step.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> w = minitorch.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = minitorch.optim.SGD([w], lr=0.1)
+    >>> def train_step(x):
+    ...     loss = ((w * x).sum() - 1.0) ** 2
+    ...     loss.backward()
+    ...     opt.step()
+    ...     opt.zero_grad()
+    ...     return loss
+    >>> step = minitorch.capture(train_step, optimizer=opt)
+    >>> x = minitorch.tensor([0.5, 0.25])
+    >>> losses = [float(step(x)) for _ in range(3)]  # records, then replays twice
+    >>> step.stats
+    {'records': 1, 'replays': 2, 'fallbacks': 0}
+    >>> w.numpy().round(4)  # three SGD steps, as eager training takes them
+    array([ 1.2816, -1.8592], dtype=float32)
+    """
+    opts: list[Any]
+    if optimizer is None:
+        opts = []
+    elif isinstance(optimizer, list | tuple):
+        opts = list(optimizer)
+    else:
+        opts = [optimizer]
+    plist = list(params)
+    if (
+        isinstance(max_recordings, bool)
+        or not isinstance(max_recordings, int)
+        or max_recordings < 1
+    ):
+        raise ValueError(f"capture: max_recordings must be an int >= 1, got {max_recordings!r}")
+
+    def decorate(f: Callable[..., Any]) -> Captured:
+        if not callable(f):
+            raise TypeError(f"capture: expected a step function, got {type(f).__name__}")
+        return Captured(f, opts, plist, bool(cuda_graphs), max_recordings)
+
+    return decorate if fn is None else decorate(fn)

@@ -1,0 +1,416 @@
+"""minitorch.capture: a step recorded once and replayed must leave the parameters, the
+optimizer state and the returned losses exactly where eager training leaves them (eager
+training of an identical copy is the reference), re-record when its signature changes,
+and refuse what it cannot replay with a CaptureError that says what to do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch import CaptureError
+from minitorch.backend import is_array_of
+
+N_IN, N_HID, N_OUT = 6, 16, 4
+
+
+def _host(t: Any) -> np.ndarray:
+    return np.asarray(minitorch.backend.to_host(t.data if isinstance(t, minitorch.Tensor) else t))
+
+
+def _model(
+    dtype: str, opt: str = "sgd"
+) -> tuple[list[minitorch.Tensor], Any, Callable[..., minitorch.Tensor]]:
+    """A 2-layer MLP, its optimizer and a train step (zero_grad, forward, backward, step)."""
+    g = minitorch.Generator(0)
+    ps = [
+        (minitorch.randn(N_IN, N_HID, generator=g, dtype=dtype) * 0.5).detach(),
+        minitorch.zeros(N_HID, dtype=dtype),
+        (minitorch.randn(N_HID, N_OUT, generator=g, dtype=dtype) * 0.5).detach(),
+        minitorch.zeros(N_OUT, dtype=dtype),
+    ]
+    for p in ps:
+        p.requires_grad_()
+    optimizer: Any
+    if opt == "sgd":
+        optimizer = minitorch.optim.SGD(ps, lr=0.05, momentum=0.9)
+    elif opt == "adam":
+        optimizer = minitorch.optim.Adam(ps, lr=0.01)
+    else:
+        optimizer = minitorch.optim.AdamW(ps, lr=0.01, weight_decay=0.1, amsgrad=True)
+
+    def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        optimizer.zero_grad()
+        h = minitorch.relu(x @ ps[0] + ps[1])
+        loss = minitorch.cross_entropy(h @ ps[2] + ps[3], y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return ps, optimizer, step
+
+
+def _batches(n: int, batch: int, dtype: str, seed: int = 1) -> list[tuple[Any, Any]]:
+    rng = np.random.default_rng(seed)
+    return [
+        (
+            minitorch.tensor(rng.standard_normal((batch, N_IN)), dtype=dtype),
+            minitorch.tensor(rng.integers(0, N_OUT, batch)),
+        )
+        for _ in range(n)
+    ]
+
+
+def _assert_same_params(a: list[minitorch.Tensor], b: list[minitorch.Tensor], tol: float) -> None:
+    for i, (p, q) in enumerate(zip(a, b, strict=True)):
+        np.testing.assert_allclose(_host(p), _host(q), rtol=0, atol=tol, err_msg=f"param {i}")
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam", "adamw"])
+@pytest.mark.parametrize(("dtype", "tol"), [("float32", 1e-6), ("float64", 1e-12)])
+def test_100_replayed_steps_equal_eager_training(opt: str, dtype: str, tol: float) -> None:
+    eager_ps, eager_opt, eager_step = _model(dtype, opt)
+    ps, optimizer, raw_step = _model(dtype, opt)
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    for x, y in _batches(100, 8, dtype):
+        want = eager_step(x, y)
+        got = step(x, y)
+        assert got.grad_fn is None and not got.requires_grad
+        np.testing.assert_allclose(_host(got), _host(want), rtol=0, atol=tol)
+    # zero_grad comes first: a recording without .grad, then one with it; then replays
+    assert step.stats == {"records": 2, "replays": 98, "fallbacks": 0}
+    _assert_same_params(ps, eager_ps, tol)
+    for p, q in zip(ps, eager_ps, strict=True):
+        np.testing.assert_allclose(_host(p.grad), _host(q.grad), rtol=0, atol=tol)
+        assert is_array_of(p.data, p.backend) and p.data.dtype == q.data.dtype
+    state, eager_state = optimizer.state_dict(), eager_opt.state_dict()
+    for k, v in eager_state.items():
+        if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+            for a, b in zip(state[k], v, strict=True):
+                np.testing.assert_allclose(a, b, rtol=0, atol=tol, err_msg=k)
+        else:
+            assert state[k] == v, k
+
+
+def test_decorator_form_and_hand_written_update() -> None:
+    """``@capture(params=...)``: a step that updates its parameters by hand (the
+    learning rate is a constant of the recording) matches the same loop run eagerly."""
+    w0 = np.linspace(-1.0, 1.0, N_IN * N_OUT).reshape(N_IN, N_OUT)
+    w, w_eager = minitorch.tensor(w0, requires_grad=True), minitorch.tensor(w0, requires_grad=True)
+
+    def make(w: minitorch.Tensor) -> Callable[..., minitorch.Tensor]:
+        def step(x: minitorch.Tensor) -> minitorch.Tensor:
+            loss = ((x @ w).tanh() ** 2).mean()
+            loss.backward()
+            w.data = w.data - 0.1 * w.grad  # by hand, on the arrays
+            w.grad = None
+            return loss
+
+        return step
+
+    step = minitorch.capture(params=[w])(make(w))
+    eager = make(w_eager)
+    for x, _ in _batches(20, 5, "float64"):
+        np.testing.assert_allclose(_host(step(x)), _host(eager(x)), rtol=0, atol=1e-12)
+    assert step.stats["replays"] == 19
+    np.testing.assert_allclose(_host(w), _host(w_eager), rtol=0, atol=1e-12)
+    assert w.grad is None
+
+
+def test_a_new_batch_shape_records_again_and_old_ones_are_kept() -> None:
+    eager_ps, _, eager_step = _model("float64")
+    ps, optimizer, raw_step = _model("float64")
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    big, small = _batches(6, 8, "float64"), _batches(6, 3, "float64", seed=2)
+    for i in range(6):
+        for x, y in (big[i], small[i]):
+            np.testing.assert_allclose(
+                _host(step(x, y)), _host(eager_step(x, y)), rtol=0, atol=1e-12
+            )
+    # per shape: one recording without .grad (the first call only), one with
+    assert step.stats == {"records": 3, "replays": 9, "fallbacks": 0}
+    assert step.recordings == 3
+    _assert_same_params(ps, eager_ps, 1e-12)
+
+
+def test_a_changed_parameter_set_records_again() -> None:
+    eager_ps, eager_opt, eager_step = _model("float64")
+    ps, optimizer, raw_step = _model("float64")
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    data = _batches(8, 4, "float64")
+    for x, y in data[:4]:
+        step(x, y)
+        eager_step(x, y)
+    replaced, replaced_eager = minitorch.zeros(N_OUT), minitorch.zeros(N_OUT)
+    for opt, new, plist in ((optimizer, replaced, ps), (eager_opt, replaced_eager, eager_ps)):
+        opt.params[3] = plist[3] = new.requires_grad_()
+        opt.state_dict()  # still consistent
+    records = step.stats["records"]
+    for x, y in data[4:]:
+        np.testing.assert_allclose(_host(step(x, y)), _host(eager_step(x, y)), rtol=0, atol=1e-12)
+    # the new bias is read and written: one recording without its .grad, one with it
+    assert step.stats["records"] == records + 2
+    _assert_same_params(ps, eager_ps, 1e-12)
+    assert not np.array_equal(_host(replaced), np.zeros(N_OUT))
+
+
+def test_a_tensor_that_gets_a_gradient_but_is_no_parameter_is_refused() -> None:
+    ps, optimizer, _ = _model("float64")
+    extra = minitorch.Tensor(np.ones(N_OUT), requires_grad=True, name="scale")
+
+    def train_step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        optimizer.zero_grad()
+        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2] * extra, y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    x, y = _batches(1, 4, "float64")[0]
+    with pytest.raises(CaptureError, match=r"'scale'.*not a parameter.*capture\(params="):
+        step(x, y)
+    # the tensor holds its real gradient (as eager training would), not a traced stand-in
+    assert is_array_of(extra.grad, extra.backend) and extra.grad.shape == (N_OUT,)
+    step = minitorch.capture(train_step, optimizer=optimizer, params=[extra])
+    step(x, y)
+    step(x, y)
+    assert step.stats["replays"] == 1
+
+
+def _host_syncs() -> list[Callable[[minitorch.Tensor], Any]]:
+    return [float, lambda t: t.item(), lambda t: bool(t > 0), lambda t: t.numpy(), repr, str]
+
+
+@pytest.mark.parametrize(
+    "read", _host_syncs(), ids=["float", "item", "bool", "numpy", "repr", "str"]
+)
+def test_a_host_read_inside_the_step_is_refused(read: Callable[[minitorch.Tensor], Any]) -> None:
+    ps, optimizer, _ = _model("float64")
+
+    def train_step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        optimizer.zero_grad()
+        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+        read(loss)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    x, y = _batches(1, 4, "float64")[0]
+    before = [_host(p) for p in ps]
+    namespace = dict(vars(ps[0].backend.xp))
+    with pytest.raises(CaptureError, match="Move it out of the step"):
+        step(x, y)
+    # everything is as before the call, real arrays; the namespace is the backend's again
+    for p, b in zip(ps, before, strict=True):
+        assert is_array_of(p.data, p.backend)
+        np.testing.assert_array_equal(_host(p), b)
+    assert all(v is namespace[k] for k, v in vars(ps[0].backend.xp).items())
+    assert step.stats["records"] == 0
+
+
+def test_clip_grad_norm_inside_the_step_is_refused() -> None:
+    ps, optimizer, _ = _model("float64")
+
+    def train_step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        optimizer.zero_grad()
+        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+        loss.backward()
+        minitorch.optim.clip_grad_norm_(ps, 1.0)
+        optimizer.step()
+        return loss
+
+    with pytest.raises(CaptureError, match=r"float\(\) of a value computed inside"):
+        minitorch.capture(train_step, optimizer=optimizer)(*_batches(1, 4, "float64")[0])
+
+
+def test_what_a_replay_cannot_repeat_is_refused() -> None:
+    x = minitorch.tensor(np.linspace(-1.0, 1.0, 12).reshape(3, 4))
+    kept: list[minitorch.Tensor] = []
+
+    def masked(x: minitorch.Tensor) -> minitorch.Tensor:
+        return x[x > 0].sum()
+
+    def dropped(x: minitorch.Tensor) -> minitorch.Tensor:
+        return minitorch.dropout(x, 0.5).sum()
+
+    def stored(x: minitorch.Tensor) -> minitorch.Tensor:
+        y = x * 2
+        kept.append(y)
+        return y.sum()
+
+    def number(x: minitorch.Tensor) -> Any:
+        return 2.0
+
+    for fn, match in (
+        (masked, "host"),  # a Tensor key is read on the host
+        (dropped, "random numbers"),
+        (stored, "kept outside"),
+        (number, "returned float"),
+    ):
+        with pytest.raises(CaptureError, match=match):
+            minitorch.capture(fn)(x)
+    # the kept tensor got its real array back
+    assert is_array_of(kept[0].data, kept[0].backend)
+    w = minitorch.ones(4, requires_grad=True)
+    with pytest.raises(CaptureError, match="requires grad"):
+        minitorch.capture(lambda t: t.sum())(w)
+    with pytest.raises(CaptureError, match="Tensors or hashable values"):
+        minitorch.capture(lambda t: t)([1.0])
+
+
+def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
+    """cross_entropy with ignore_index counts the kept targets on the host: a batch
+    with another count runs eagerly (same values), a batch with the same count replays."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., minitorch.Tensor]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y, ignore_index=0)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return step
+
+    eager = make(eager_ps, eager_opt)
+    step = minitorch.capture(make(ps, optimizer), optimizer=optimizer)
+    # kept targets (not 0): 4, 4, 3, 2, 4, 3 -> record, replay, eager, eager, replay, eager
+    ys = [[1, 2, 3, 1], [1, 2, 3, 2], [0, 2, 3, 1], [0, 2, 3, 0], [1, 1, 1, 1], [3, 0, 2, 1]]
+    x = _batches(1, 4, "float64")[0][0]
+    for y in ys:
+        t = minitorch.tensor(y)
+        np.testing.assert_allclose(_host(step(x, t)), _host(eager(x, t)), rtol=0, atol=1e-12)
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 3}
+    _assert_same_params(ps, eager_ps, 1e-12)
+
+
+def test_a_guard_lets_the_op_raise_as_eager_does() -> None:
+    """The recording saw targets in range; a replay on an out-of-range target runs the
+    step eagerly, which raises cross_entropy's own error (no silent garbage)."""
+    _, optimizer, raw_step = _model("float64")
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    x, y = _batches(1, 4, "float64")[0]
+    step(x, y)
+    step(x, y)
+    with pytest.raises(minitorch.OpError, match="targets must lie in"):
+        step(x, minitorch.tensor([0, 1, 7, 2]))
+
+
+def test_inputs_are_not_mutated_and_results_not_reused() -> None:
+    ps, optimizer, raw_step = _model("float64")
+
+    def train_step(x: minitorch.Tensor, y: minitorch.Tensor) -> dict[str, Any]:
+        loss = raw_step(x, y)
+        return {"loss": loss, "pair": (loss * 2, None)}
+
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    data = _batches(4, 4, "float64")
+    x_before = [_host(x).copy() for x, _ in data]
+    results = [step(x, y) for x, y in data]
+    assert step.stats["replays"] == 2
+    for (x, _), before in zip(data, x_before, strict=True):
+        np.testing.assert_array_equal(_host(x), before)
+        assert not x.requires_grad and x.grad is None
+        assert all(x.data is not p.data for p in ps)
+    losses = [_host(r["loss"]) for r in results]
+    assert len({float(v) for v in losses}) == 4  # each call its own array, not one reused
+    for r in results:
+        np.testing.assert_allclose(_host(r["pair"][0]), 2 * _host(r["loss"]), rtol=1e-15)
+        assert r["pair"][1] is None
+    assert results[2]["loss"].data is not results[3]["loss"].data
+
+
+def test_dead_code_is_dropped_from_the_replay() -> None:
+    x = minitorch.tensor(np.ones((3, 4)))
+    w = minitorch.tensor(np.full((4, 2), 0.5), requires_grad=True)
+
+    def lean(x: minitorch.Tensor) -> minitorch.Tensor:
+        return (x @ w).tanh().sum()
+
+    def wasteful(x: minitorch.Tensor) -> minitorch.Tensor:
+        (x * 3).exp().mean()  # nothing uses it
+        return (x @ w).tanh().sum()
+
+    sources = []
+    for fn in (lean, wasteful):
+        step = minitorch.capture(fn, params=[w])
+        values = [_host(step(x)) for _ in range(2)]  # x @ w is 2.0 everywhere
+        np.testing.assert_allclose(values, np.full(2, 6 * np.tanh(2.0)), rtol=1e-12)
+        assert step.stats["replays"] == 1
+        sources.append(step.source()[0])
+    assert len(sources[0].splitlines()) == len(sources[1].splitlines())
+    assert "exp" not in sources[1] and sources[1].count("(") == sources[0].count("(")
+
+
+def test_capture_checks_its_arguments() -> None:
+    with pytest.raises(TypeError, match="optimizer 0 must be a minitorch optimizer"):
+        minitorch.capture(lambda: None, optimizer=object())
+    with pytest.raises(ValueError, match="max_recordings"):
+        minitorch.capture(lambda: None, max_recordings=0)
+    step = minitorch.capture(lambda t: (t * 2).sum())
+
+    def outer(t: minitorch.Tensor) -> minitorch.Tensor:
+        return step(t)
+
+    with pytest.raises(CaptureError, match="do not nest"):
+        minitorch.capture(outer)(minitorch.ones(2))
+
+
+def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/capture.md's example, as written (NumPy, float32)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "capture.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S)
+    assert code is not None
+    with minitorch.use_backend("numpy"):
+        exec(compile(code.group(1), "docs/capture.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "{'records': 1, 'replays': 2, 'fallbacks': 0}" in out
+    assert out.count("epoch") == 3
+
+
+def test_the_replay_never_overwrites_an_array_still_in_use() -> None:
+    """On NumPy the replay lets a ufunc write into an operand that dies with it; an
+    operand that a live view still reads (b below is a view of a) must be left alone."""
+    x0 = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+
+    def f(x: minitorch.Tensor) -> minitorch.Tensor:
+        a = x * 2.0
+        b = a.reshape(-1)  # a view of a's array on NumPy
+        c = a + 1.0  # a's last use: writing c into a's buffer would change b
+        d = (c * 3.0).exp()  # c dies here: free to reuse
+        return (d * b.reshape(2, 3)).sum()
+
+    step = minitorch.capture(f)
+    want = float(np.sum(np.exp((2 * x0 + 1) * 3) * 2 * x0))
+    for _ in range(3):
+        np.testing.assert_allclose(_host(step(minitorch.tensor(x0))), want, rtol=1e-12)
+    assert step.stats["replays"] == 2
+
+
+def test_keyword_and_number_arguments_are_part_of_the_signature() -> None:
+    x0 = np.arange(6.0).reshape(2, 3)
+
+    @minitorch.capture
+    def f(x: minitorch.Tensor, *, scale: float, bias: minitorch.Tensor) -> minitorch.Tensor:
+        return (x * scale + bias).sum()
+
+    b = minitorch.tensor(np.ones(3))
+    x = minitorch.tensor(x0)
+    for scale in (2.0, 2.0, 3.0, 3.0, 2.0):
+        got = f(x, scale=scale, bias=b)
+        np.testing.assert_allclose(_host(got), x0.sum() * scale + 6.0, rtol=1e-12)
+    assert f.stats == {"records": 2, "replays": 3, "fallbacks": 0}
+    # a new bias array (same shape) is read afresh: it is an argument, not a constant
+    np.testing.assert_allclose(
+        _host(f(x, scale=2.0, bias=minitorch.tensor(np.zeros(3)))), x0.sum() * 2, rtol=1e-12
+    )
+    assert f.stats["replays"] == 4

@@ -1,0 +1,638 @@
+"""Devices and precision on every backend, checked on the CPU.
+
+What a GPU would show is checked through the code paths it takes: the device-name
+resolution with a stubbed current device, the TF32 switches with stand-in flag objects
+(and torch's real flag object on the CPU), JAX's precision in the traced program, and
+the CuPy backend's functions run on NumPy (they take the library as an argument). The
+``gpu``-marked tests at the end run only where CUDA is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import array_api_compat.numpy as compat_numpy
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch.backend import _cupy, device_name, resolve, resolve_device
+from minitorch.errors import BackendMismatchError
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_STRICT = importlib.util.find_spec("array_api_strict") is not None
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+needs_strict = pytest.mark.skipif(not HAS_STRICT, reason="needs array_api_strict")
+
+
+# ------------------------------------------------------------------ device names
+
+
+def _current(index: int | None) -> Any:
+    asked: list[str] = []
+
+    def current(kind: str) -> int | None:
+        asked.append(kind)
+        return index
+
+    current.asked = asked  # type: ignore[attr-defined]
+    return current
+
+
+@pytest.mark.parametrize(
+    ("name", "current", "expected"),
+    [
+        ("cuda", 0, "cuda:0"),  # a bare "cuda" is the current device
+        ("cuda", 2, "cuda:2"),
+        ("cuda:1", 2, "cuda:1"),  # an explicit index wins
+        ("cuda:01", 0, "cuda:1"),
+        ("gpu", 3, "gpu:3"),
+        ("cuda", None, "cuda"),  # the library cannot tell (a CPU build): as given
+        ("cpu", 5, "cpu"),  # torch's CPU tensors report no index
+        ("cpu:0", 5, "cpu"),
+        ("cpu:1", 5, "cpu:1"),
+        ("meta", 5, "meta"),
+        (" cuda ", 1, "cuda:1"),
+        ("device1", None, "device1"),  # array-api-strict's names
+    ],
+)
+def test_resolve_device_makes_the_index_explicit(
+    name: str, current: int | None, expected: str
+) -> None:
+    assert resolve_device(name, _current(current)) == expected
+
+
+def test_resolve_device_asks_for_the_current_index_only_without_one() -> None:
+    current = _current(4)
+    resolve_device("cuda:1", current)
+    resolve_device("cpu", current)
+    assert current.asked == []
+    resolve_device("cuda", current)
+    assert current.asked == ["cuda"]
+
+
+@pytest.mark.parametrize("name", ["cuda:x", "cuda:-1", "cuda:", "", "  ", ":0"])
+def test_resolve_device_refuses_malformed_names(name: str) -> None:
+    with pytest.raises(ValueError, match="device"):
+        resolve_device(name, _current(0))
+
+
+@needs_torch
+def test_torch_resolves_cuda_to_the_current_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from minitorch.backend import _torch
+
+    monkeypatch.setattr(_torch, "_current_index", lambda kind: 3 if kind == "cuda" else None)
+    assert _torch._parse_device("cuda") == torch.device("cuda:3")
+    assert _torch._parse_device(torch.device("cuda")) == torch.device("cuda:3")
+    assert _torch._parse_device("cuda:1") == torch.device("cuda:1")
+    assert _torch._parse_device("cpu:0") == torch.device("cpu")
+    # the backend made for "cuda" reports the indexed device, as its tensors would;
+    # making it needs no GPU (only its tensors do)
+    monkeypatch.setattr(_torch, "_current_index", lambda kind: 0 if kind == "cuda" else None)
+    be = resolve("torch", "float32", "cuda")
+    assert be.device == torch.device("cuda:0") and str(be.device) == "cuda:0"
+    assert be is resolve("torch", "float32", "cuda:0")
+    assert "device=cuda:0" in be.describe() and "tf32=off" in be.describe()
+
+
+@needs_torch
+def test_torch_cpu_and_cpu0_are_one_device() -> None:
+    import torch
+
+    be = resolve("torch", "float64", "cpu:0")
+    assert be is resolve("torch", "float64", "cpu") and be.device == torch.device("cpu")
+    with minitorch.use_backend("torch", dtype="float64", device="cpu:0") as used:
+        t = minitorch.ones(2, 3)
+        u = minitorch.zeros(2, device="cpu:0")
+    assert t.device == used.device == u.device == torch.device("cpu")
+    np.testing.assert_array_equal((t.sum(axis=0)[:2] + u).numpy(), [2.0, 2.0])
+
+
+@needs_torch
+def test_the_current_index_of_a_cpu_build_is_unknown() -> None:
+    import torch
+
+    from minitorch.backend import _torch
+
+    expected = torch.cuda.current_device() if torch.cuda.is_available() else None
+    assert _torch._current_index("cuda") == expected
+    assert _torch._current_index("nonsense") is None
+
+
+# ------------------------------------------------------------------ devices never mix
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_torch_tensors_on_two_devices_do_not_mix(shape: tuple[int, ...]) -> None:
+    # torch itself adds a 0-d CPU tensor to a tensor of any device; minitorch refuses
+    with minitorch.use_backend("torch", dtype="float64"):
+        cpu = minitorch.ones(*shape)
+        meta = minitorch.ones(3, device="meta")
+        for f in (lambda: meta + cpu, lambda: cpu * meta, lambda: minitorch.maximum(meta, cpu)):
+            with pytest.raises(BackendMismatchError) as info:
+                f()
+            msg = str(info.value)
+            assert "tensors are on different devices (cpu and meta)" in msg
+            assert ".to(device=" in msg and "shape=(3,)" in msg
+        assert str((meta + cpu.to(device="meta")).device) == "meta"
+        assert str((meta + 1.0).device) == "meta"  # Python numbers mix freely
+
+
+@needs_strict
+def test_strict_tensors_on_two_devices_do_not_mix() -> None:
+    with minitorch.use_backend("array_api_strict", dtype="float64"):
+        a = minitorch.ones(2, 2, device="device1", requires_grad=True)
+        b = minitorch.ones(2, 2)
+        with pytest.raises(BackendMismatchError, match=r"matmul: tensors are on different") as i:
+            a @ b
+        assert "(CPU_DEVICE and device1)" in str(i.value)
+        assert ".to(device='device1') on the others" in str(i.value)
+
+
+@needs_strict
+def test_to_device_moves_between_strict_devices_and_back_in_backward() -> None:
+    with minitorch.use_backend("array_api_strict", dtype="float64"):
+        x = minitorch.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)  # CPU_DEVICE
+        names = []
+        y = x
+        for dev in ("device1", "device2", "CPU_DEVICE", "device1"):
+            y = y.to(device=dev)
+            names.append(device_name(y.backend, y.device))
+        assert names == ["device1", "device2", "CPU_DEVICE", "device1"]
+        w = minitorch.tensor([2.0, 3.0], device="device1")
+        loss = ((y * w) ** 2).sum()
+        loss.backward()
+    assert x.grad is not None
+    assert device_name(x.backend, x.grad.device) == "CPU_DEVICE"
+    xv = np.array([[1.0, -2.0], [3.0, 0.5]])
+    np.testing.assert_allclose(np.asarray(x.grad), 2 * xv * np.array([2.0, 3.0]) ** 2)
+    assert x.to(device="CPU_DEVICE") is x  # already there: itself
+
+
+@needs_strict
+def test_a_move_to_another_device_keeps_tf32() -> None:
+    with minitorch.use_backend("array_api_strict", tf32=True):
+        x = minitorch.ones(2)
+    with minitorch.use_backend("array_api_strict"):
+        z = minitorch.ones(2)
+    y = x.to(device="device1")
+    assert y.backend.tf32 and device_name(y.backend, y.device) == "device1"
+    assert not z.to(device="device1").backend.tf32
+
+
+@needs_strict
+def test_to_an_unknown_device_is_a_clear_error() -> None:
+    with minitorch.use_backend("array_api_strict"):
+        x = minitorch.ones(2)
+        with pytest.raises(ValueError, match="device"):
+            x.to(device="device7")
+
+
+# ------------------------------------------------------------------ TF32 is an opt-in
+
+
+def test_tf32_is_recorded_and_shown() -> None:
+    be = resolve("numpy", "float32")
+    assert be.tf32 is False and "tf32" not in be.describe()  # the CPU: nothing to say
+    on = resolve("numpy", "float32", None, True)
+    assert on.tf32 is True and on is not be and on is resolve("numpy", "float32", None, True)
+    assert on.describe().endswith("dtype=float32, tf32=on)")
+    with minitorch.use_backend("numpy", tf32=True) as used:
+        assert used is on and minitorch.get_backend() is on
+        t = minitorch.ones(2)
+        assert t.backend.tf32
+        # device= keeps the choice
+        assert minitorch.zeros(2, device="cpu").backend.tf32
+    assert not minitorch.ones(2).backend.tf32
+    with pytest.raises(TypeError, match="tf32= must be True or False"):
+        resolve("numpy", None, None, "yes")  # type: ignore[arg-type]
+
+
+def test_set_backend_takes_tf32() -> None:
+    prev = minitorch.backend._default[0]
+    try:
+        be = minitorch.set_backend("numpy", dtype="float64", tf32=True)
+        assert be.tf32 and minitorch.get_backend() is be
+    finally:
+        minitorch.backend._default[0] = prev
+
+
+class _Flags:
+    """A stand-in for ``torch.backends.cuda.matmul``: records every write."""
+
+    def __init__(self, value: str) -> None:
+        self.__dict__["value"] = value
+        self.__dict__["writes"] = []
+
+    @property
+    def fp32_precision(self) -> str:
+        return str(self.__dict__["value"])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        assert name == "fp32_precision"
+        self.__dict__["writes"].append(value)
+        self.__dict__["value"] = value
+
+
+class _Fake:
+    def __init__(self, is_cuda: bool) -> None:
+        self.is_cuda = is_cuda
+        self.dtype = np.dtype(np.float32)
+
+
+@needs_torch
+@pytest.mark.parametrize(("user", "ours"), [("none", "ieee"), ("tf32", "ieee"), ("none", "tf32")])
+def test_torch_matmul_sets_the_precision_for_cuda_only_and_restores_it(
+    user: str, ours: str
+) -> None:
+    from minitorch.backend._torch import precision_scoped
+
+    flags = _Flags(user)
+    seen: list[str] = []
+
+    def fn(x1: Any, x2: Any) -> str:
+        seen.append(flags.fp32_precision)
+        return "product"
+
+    run = precision_scoped(fn, flags, ours)
+    assert run(_Fake(is_cuda=False), _Fake(False)) == "product"
+    assert seen == [user] and flags.writes == []  # the CPU: nothing touched
+    assert run(_Fake(is_cuda=True), _Fake(True)) == "product"
+    assert seen == [user, ours] and flags.fp32_precision == user
+    assert flags.writes == [ours, user]
+
+    def boom(x1: Any, x2: Any) -> None:
+        raise RuntimeError("shapes")
+
+    with pytest.raises(RuntimeError, match="shapes"):
+        precision_scoped(boom, flags, ours)(_Fake(True), _Fake(True))
+    assert flags.fp32_precision == user  # restored after an error too
+
+
+@needs_torch
+def test_torch_precision_switch_works_on_torchs_own_flag_object() -> None:
+    """The new-API flag only: reading the legacy ``allow_tf32`` afterwards must not
+    raise (torch refuses a mix of the two APIs)."""
+    import torch
+
+    from minitorch.backend._torch import precision_scoped
+
+    flags = torch.backends.cuda.matmul
+    before = flags.fp32_precision
+    seen: list[str] = []
+    run = precision_scoped(lambda a, b: seen.append(flags.fp32_precision), flags, "ieee")
+    run(_Fake(True), _Fake(True))
+    assert seen == ["ieee"] and flags.fp32_precision == before
+    assert isinstance(flags.allow_tf32, bool)
+
+
+@needs_torch
+@pytest.mark.parametrize("tf32", [False, True])
+def test_minitorch_matmul_forward_and_backward_use_the_backends_products(
+    monkeypatch: pytest.MonkeyPatch, tf32: bool
+) -> None:
+    import torch
+
+    be = resolve("torch", "float64", None, tf32)
+    other = resolve("torch", "float64", None, not tf32)
+    assert be.xp.matmul is not other.xp.matmul  # two namespaces
+    calls: list[int] = []
+    real = be.xp.matmul
+
+    def spy(x1: Any, x2: Any, /) -> Any:
+        calls.append(1)
+        return real(x1, x2)
+
+    monkeypatch.setattr(be.xp, "matmul", spy)
+    with minitorch.use_backend("torch", dtype="float64", tf32=tf32):
+        x = minitorch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = minitorch.tensor([[0.5], [-1.0]], requires_grad=True)
+        (x @ w).sum().backward()
+    assert len(calls) == 3  # forward, and the two products of the backward
+    assert x.grad is not None and w.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.5, -1.0], [0.5, -1.0]])
+    np.testing.assert_array_equal(w.grad.numpy(), [[4.0], [6.0]])
+    assert torch.backends.cuda.matmul.fp32_precision in ("none", "ieee", "tf32")
+
+
+@needs_torch
+def test_describe_notes_torchs_global_tf32_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from minitorch.backend import _torch
+
+    monkeypatch.setattr(_torch, "_current_index", lambda kind: 0 if kind == "cuda" else None)
+    flags = torch.backends.cuda.matmul
+    before = flags.fp32_precision
+    try:
+        flags.fp32_precision = "tf32"
+        text = resolve("torch", "float32", "cuda").describe()
+        assert "tf32=off; torch's global matmul flag allows TF32" in text
+    finally:
+        flags.fp32_precision = before
+    assert "global" not in resolve("torch", "float32", "cuda").describe()
+
+
+def test_jax_matmuls_run_at_highest_precision_unless_tf32(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    a, b = jnp.ones((2, 3), dtype=jnp.float32), jnp.ones((3, 2), dtype=jnp.float32)
+    full, tf32 = resolve("jax", "float32"), resolve("jax", "float32", None, True)
+    calls = {
+        "matmul": lambda xp: xp.matmul(a, b),
+        "tensordot": lambda xp: xp.tensordot(a, b, axes=1),
+        "vecdot": lambda xp: xp.vecdot(a, a),
+    }
+    for name, call in calls.items():
+        text = str(jax.make_jaxpr(functools.partial(call, full.xp))())
+        assert "precision=(Precision.HIGHEST, Precision.HIGHEST)" in text, name
+        assert "HIGHEST" not in str(jax.make_jaxpr(functools.partial(call, tf32.xp))()), name
+    # the user's JAX configuration is left as it was
+    assert getattr(jax.config, "jax_default_matmul_precision", None) is None
+    # and minitorch's matmul, forward and backward, calls that function
+    seen: list[int] = []
+    real = full.xp.matmul
+    monkeypatch.setattr(full.xp, "matmul", lambda x1, x2, /: seen.append(1) or real(x1, x2))
+    with minitorch.use_backend("jax", dtype="float32"):
+        x = minitorch.ones(2, 3, requires_grad=True)
+        (x @ minitorch.ones(3, 2)).sum().backward()
+    assert len(seen) == 2  # forward, and the gradient of x (w needs none)
+    assert x.grad is not None
+    np.testing.assert_array_equal(np.asarray(x.grad), np.full((2, 3), 2.0))
+
+
+# ------------------------------------------------------------------ CuPy's code, on NumPy
+
+
+def _scope() -> tuple[Any, list[Any]]:
+    entered: list[Any] = []
+
+    @contextlib.contextmanager
+    def scope(device: Any) -> Iterator[None]:
+        entered.append(device)
+        yield
+
+    return scope, entered
+
+
+def test_cupy_scatter_add_accumulates_repeated_indices() -> None:
+    scope, entered = _scope()
+    scatter_add = _cupy.scatter_add_with(np, scope)
+    rng = np.random.default_rng(0)
+    index = np.array([3, 0, 3, 3, 1, 0])
+    values = rng.standard_normal((6, 2, 2))
+    out = scatter_add(5, index, values)
+    expected = np.zeros((5, 2, 2))
+    for i, row in zip(index, values, strict=True):
+        expected[i] += row
+    np.testing.assert_allclose(out, expected, rtol=1e-15)
+    assert out.dtype == values.dtype and entered == ["cpu"]  # made on the values' device
+    np.testing.assert_array_equal(out[[2, 4]], 0.0)
+
+
+def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
+    scope, entered = _scope()
+    fns = _cupy.native_functions(np, compat_numpy, scope)
+    z = fns["zeros"]((2, 3), dtype=np.float32, device="dev7")
+    assert entered == ["dev7"] and z.shape == (2, 3) and z.dtype == np.float32
+    fns["ones"](2)  # no device: the current one, no scope
+    assert entered == ["dev7"]
+    like = fns["full_like"](np.ones((2, 2)), 3.0)  # *_like: the device of x
+    assert entered == ["dev7", "cpu"]
+    np.testing.assert_array_equal(like, np.full((2, 2), 3.0))
+    r = fns["arange"](0, 6, 2, dtype=np.int64, device="dev1")
+    np.testing.assert_array_equal(r, [0, 2, 4])
+    assert entered[-1] == "dev1"
+    assert fns["full"]((2,), 1.5).dtype == np.float64 and fns["full"]((2,), 1).dtype == np.int64
+
+
+def test_cupy_native_functions_agree_with_the_compat_wrappers() -> None:
+    scope, _ = _scope()
+    fns = _cupy.native_functions(np, compat_numpy, scope)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 4))
+    y = rng.standard_normal((4, 5))
+    np.testing.assert_array_equal(fns["matmul"](x, y), compat_numpy.matmul(x, y))
+    np.testing.assert_array_equal(fns["permute_dims"](x, (2, 0, 1)), np.transpose(x, (2, 0, 1)))
+    np.testing.assert_array_equal(fns["matrix_transpose"](x), np.swapaxes(x, -1, -2))
+    with pytest.raises(ValueError, match="at least 2-dimensional"):
+        fns["matrix_transpose"](np.ones(3))
+    np.testing.assert_array_equal(
+        fns["tensordot"](x, y, axes=1), compat_numpy.tensordot(x, y, axes=1)
+    )
+    assert fns["astype"](x, np.float32).dtype == np.float32
+    assert fns["astype"](x, np.float64, copy=False) is x
+    assert fns["astype"](x, np.float64) is not x  # copy=True by default, as the standard
+    assert fns["reshape"](x, (6, 4)).shape == (6, 4)
+    with pytest.raises(ValueError):
+        fns["reshape"](np.ones((4, 3)).T, (12,), copy=False)  # no view possible
+    assert fns["isdtype"](x.dtype, "real floating") and not fns["isdtype"](x.dtype, "integral")
+
+
+class _Linalg:
+    """A stand-in for ``cupy._core._routines_linalg``'s compute-type switch."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+        self.writes: list[int] = []
+
+    def get_compute_type(self, dtype: Any) -> int:
+        return self.value
+
+    def set_compute_type(self, dtype: Any, compute_type: int) -> None:
+        assert np.dtype(dtype) == np.float32
+        self.writes.append(compute_type)
+        self.value = compute_type
+
+
+@pytest.mark.parametrize(
+    ("user", "ours"),
+    [
+        (_cupy.COMPUTE_TYPE_TF32, _cupy.COMPUTE_TYPE_DEFAULT),  # CUPY_TF32=1, tf32 off
+        (_cupy.COMPUTE_TYPE_DEFAULT, _cupy.COMPUTE_TYPE_TF32),  # tf32=True
+    ],
+)
+def test_cupy_matmul_sets_the_compute_type_for_float32_and_restores_it(
+    user: int, ours: int
+) -> None:
+    linalg = _Linalg(user)
+    seen: list[int] = []
+
+    def matmul(x1: Any, x2: Any) -> Any:
+        seen.append(linalg.value)
+        return np.matmul(x1, x2)
+
+    fns = _cupy.products({"matmul": matmul, "tensordot": matmul}, linalg, ours)
+    a = np.ones((2, 2), dtype=np.float32)
+    np.testing.assert_array_equal(fns["matmul"](a, a), np.full((2, 2), 2.0))
+    assert seen == [ours] and linalg.value == user and linalg.writes == [ours, user]
+    fns["matmul"](a.astype(np.float64), a.astype(np.float64))  # no TF32 in float64
+    assert seen == [ours, user] and linalg.writes == [ours, user]
+    same = _Linalg(ours)
+    _cupy.products({"matmul": np.matmul, "tensordot": np.tensordot}, same, ours)["matmul"](a, a)
+    assert same.writes == []  # already so: nothing written
+
+
+def test_the_cupy_module_imports_without_cupy() -> None:
+    # its functions are testable here because only load() imports CuPy
+    assert callable(_cupy.load)
+    if importlib.util.find_spec("cupy") is None:
+        with pytest.raises(ImportError, match="cupy"):
+            resolve("cupy")
+
+
+# ------------------------------------------------------------------ on a CUDA GPU only
+
+
+def _cuda() -> bool:
+    if not HAS_TORCH:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
+def test_torch_cuda_matmul_is_full_float32_even_if_torch_allows_tf32() -> None:
+    import torch
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((512, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 512)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    flags = torch.backends.cuda.matmul
+    before = flags.fp32_precision
+    try:
+        flags.fp32_precision = "tf32"
+        errors = {}
+        for tf32 in (False, True):
+            with minitorch.use_backend("torch", device="cuda", tf32=tf32):
+                x, y = minitorch.tensor(a, dtype="float32"), minitorch.tensor(b, dtype="float32")
+                assert str(x.device) == f"cuda:{torch.cuda.current_device()}"
+                errors[tf32] = np.abs((x @ y).numpy() - exact).max() / np.abs(exact).max()
+        assert flags.fp32_precision == "tf32"  # the user's flag is as it was
+    finally:
+        flags.fp32_precision = before
+    assert errors[False] < 1e-5 and errors[True] > 10 * errors[False], errors
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
+def test_torch_cuda_device_name_without_index_is_the_current_device() -> None:
+    import torch
+
+    with minitorch.use_backend("torch", device="cuda") as be:
+        t = minitorch.ones(2)
+        assert t.device == be.device == torch.device("cuda", torch.cuda.current_device())
+        with pytest.raises(BackendMismatchError, match="different devices"):
+            t + minitorch.tensor(1.0, device="cpu")
+    assert math.isfinite(float(t.sum().item()))
+
+
+# ------------------------------------------------------------------ the sessions
+
+
+def test_every_manifest_runs_a_known_backend_with_the_pinned_torch() -> None:
+    import tomllib
+    from pathlib import Path
+
+    from minitorch.backend import BACKENDS
+
+    root = Path(__file__).resolve().parents[1]
+    manifests = {
+        p.stem: tomllib.loads(p.read_text()) for p in sorted((root / "backends").glob("*.toml"))
+    }
+    assert {"torch-cuda", "cupy"} <= set(manifests)
+    for stem, m in manifests.items():
+        assert m["name"] == stem
+        assert m.get("backend", m["name"]) in BACKENDS, stem
+        torch_pins = [r for r in m["install"] if r.startswith("torch")]
+        has_torch_extra = any("torch" in r.split("[")[-1] for r in m["install"] if "[" in r)
+        assert torch_pins == ["torch==2.13.0"] or (not torch_pins and has_torch_extra), stem
+    cuda = manifests["torch-cuda"]
+    assert cuda["backend"] == "torch" and cuda["device"] == "cuda" and "gpu" in cuda["tags"]
+    assert "gpu" in manifests["cupy"]["tags"]
+
+
+# ------------------------------------------------------------------ bench/bench_gpu.py
+
+BENCH = __import__("pathlib").Path(__file__).resolve().parents[1] / "bench" / "bench_gpu.py"
+
+
+def _bench() -> Any:
+    """bench/bench_gpu.py as a module (a fresh one each time: tests patch it)."""
+    import sys
+
+    spec = importlib.util.spec_from_file_location("bench_gpu", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_gpu"] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["bench_gpu"]
+    return module
+
+
+@pytest.mark.backend_independent
+@needs_torch
+def test_bench_gpu_cpu_smoke_runs_every_contender_and_they_agree(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench = _bench()
+    assert bench.main(["--cpu-smoke", "--sizes", "mlp256", "deep4096", "elementwise"]) == 0
+    out = capsys.readouterr().out
+    for label in (
+        "numpy for cupy (by hand)",
+        "minitorch-numpy for -cupy",
+        "minitorch-torch-cpu for -cuda",
+        "pytorch eager (cpu)",
+        "minitorch-cupy / cupy (by hand):",
+        "minitorch-torch-cuda / pytorch eager (cuda):",
+        "us per op",
+    ):
+        assert label in out, label
+    assert out.count("first-step results agree") == 3 and "DISAGREE" not in out
+
+
+@pytest.mark.backend_independent
+@needs_torch
+def test_bench_gpu_cpu_smoke_fails_when_a_contender_is_wrong(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = _bench()
+    right = bench.hand_chain
+    monkeypatch.setattr(bench, "hand_chain", lambda xp, x: right(xp, x) * 1.001)
+    assert bench.main(["--cpu-smoke", "--sizes", "elementwise"]) == 1
+    assert "first-step results DISAGREE" in capsys.readouterr().out
+
+
+@pytest.mark.backend_independent
+def test_bench_gpu_says_why_it_measures_nothing_without_a_gpu() -> None:
+    import subprocess
+    import sys
+
+    bench = _bench()
+    if not isinstance(bench.gpu_setup("cuda"), str):
+        pytest.skip("this machine has a CUDA GPU: the bench would measure")
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--sizes", "elementwise"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == bench.NOTHING_TO_MEASURE == 3
+    assert done.stdout == ""
+    assert "bench_gpu: nothing measured, no CUDA GPU to measure on" in done.stderr
+    assert "--cpu-smoke" in done.stderr

@@ -1,0 +1,410 @@
+"""minitorch.linalg and ``xp.linalg``: the Array API linalg extension, differentiable.
+
+Each op is also in the catalog (tests/test_catalog.py: forward and gradient vs PyTorch
+float64 at 1e-7, gradcheck; tests/test_higher_order.py: gradgradcheck; zero-size
+variants). Here: the named-tuple functions (eigh, svd, qr, slogdet) through the public
+module and the namespace, gauge-invariant functions of eigen/singular vectors against
+PyTorch's autograd and finite differences, second order through them, the errors at
+repeated eigen/singular values and for bad input, and one LAPACK call per decomposition.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import tensor_f64
+
+import minitorch
+from minitorch.array_api import namespace
+from minitorch.errors import OpError
+from minitorch.testing import assert_close, gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
+FAST = True  # the gauge-invariant losses below are small: fast mode keeps jax quick
+
+STANDARD_LINALG = [
+    "cholesky",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
+
+
+def _sym(rng: np.random.Generator, n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A symmetric matrix with eigenvalues about 1 apart (no repeats)."""
+    q, _ = np.linalg.qr(rng.standard_normal((*batch, n, n)))
+    w = np.linspace(-1.5, 1.5, n) * (n - 1) / 2 + rng.uniform(-0.1, 0.1, (*batch, n))
+    return (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _rand(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.uniform(-1.0, 1.0, shape) + 2.0 * np.eye(shape[-2], shape[-1])
+
+
+def _np(backend: Any, t: Any) -> np.ndarray:
+    """A Tensor's or a backend array's values on the host."""
+    return np.asarray(backend.to_numpy(t.data if isinstance(t, minitorch.Tensor) else t))
+
+
+# ---------------------------------------------------------------- the namespace
+def test_every_standard_linalg_function_is_there(backend: Any) -> None:
+    xp = namespace(backend)
+    assert xp.linalg is minitorch.linalg.namespace(backend)
+    for name in STANDARD_LINALG:
+        assert callable(getattr(xp.linalg, name)), name
+        assert callable(getattr(minitorch.linalg, name)), name
+    x = tensor_f64([[1.0, 2.0], [3.0, 4.0]], backend)
+    assert x.__array_namespace__().linalg is xp.linalg
+    assert "``linalg`` extension is provided" in " ".join(
+        type(xp.__array_namespace_info__()).__doc__.split()
+    )
+
+
+def test_the_main_namespace_functions_are_the_same(backend: Any) -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 3))
+    ta, tb = tensor_f64(a, backend), tensor_f64(b, backend)
+    la = namespace(backend).linalg
+    assert_close(la.matmul(ta, tb), a @ b, atol=1e-12, rtol=1e-12)
+    assert_close(la.matrix_transpose(ta), np.swapaxes(a, -1, -2), atol=0, rtol=0)
+    assert_close(
+        la.tensordot(ta, tb[0], axes=1), np.tensordot(a, b[0], axes=1), atol=1e-12, rtol=1e-12
+    )
+    assert_close(la.vecdot(ta, ta, axis=-1), (a * a).sum(-1), atol=1e-12, rtol=1e-12)
+
+
+def test_raw_backend_arrays_are_constants(backend: Any) -> None:
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    raw = backend.from_numpy(a, backend.resolve_dtype("float64"), backend.device)
+    out = namespace(backend).linalg.det(raw)
+    assert isinstance(out, minitorch.Tensor) and not out.requires_grad
+    assert_close(out, 5.0, atol=1e-12, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- several results
+def test_eigh_values_vectors_and_gradient_against_torch(backend: Any) -> None:
+    rng = np.random.default_rng(1)
+    a = _sym(rng, 4, (2,))
+    x = tensor_f64(a, backend, requires_grad=True)
+    w, v = minitorch.linalg.eigh(x)
+    assert isinstance(w, minitorch.Tensor) and w.shape == (2, 4) and v.shape == (2, 4, 4)
+    assert tuple(minitorch.linalg.eigh(x)._fields) == ("eigenvalues", "eigenvectors")
+    tx = torch.tensor(a, requires_grad=True)
+    tw, tv = torch.linalg.eigh(tx)
+    assert_close(w, tw, atol=1e-10, rtol=1e-10)
+    # v diag(w) v^T rebuilds a; each column of v: the largest entry positive
+    vn, wn = _np(backend, v), _np(backend, w)
+    assert_close((vn * wn[..., None, :]) @ np.swapaxes(vn, -1, -2), a, atol=1e-10, rtol=1e-10)
+    first = np.take_along_axis(vn, np.abs(vn).argmax(axis=-2)[..., None, :], axis=-2)
+    assert (first > 0).all()
+    # a gauge-invariant loss: eigenvalues squared, and the squares of the vectors' entries
+    c = rng.standard_normal((4, 4))
+    (w * w).sum().backward(retain_graph=True)
+    ((v * v) * tensor_f64(c, backend)).sum().backward()
+    ((tw * tw).sum() + ((tv * tv) * torch.tensor(c)).sum()).backward()
+    assert_close(_np(backend, x.grad), tx.grad, atol=1e-9, rtol=1e-9)
+
+
+def test_svd_values_vectors_and_gradient_against_torch(backend: Any) -> None:
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 5, 3))
+    x = tensor_f64(a, backend, requires_grad=True)
+    u, s, vh = minitorch.linalg.svd(x, full_matrices=False)
+    assert (u.shape, s.shape, vh.shape) == ((2, 5, 3), (2, 3), (2, 3, 3))
+    un, sn, vhn = (_np(backend, t) for t in (u, s, vh))
+    assert_close((un * sn[..., None, :]) @ vhn, a, atol=1e-10, rtol=1e-10)
+    tx = torch.tensor(a, requires_grad=True)
+    tu, ts, tvh = torch.linalg.svd(tx, full_matrices=False)
+    assert_close(s, ts, atol=1e-10, rtol=1e-10)
+    # gauge-invariant: |U|^2, |Vh|^2 entrywise, U diag(S) Vh itself, and S
+    c1, c2, c3 = (
+        rng.standard_normal((5, 3)),
+        rng.standard_normal((3, 3)),
+        rng.standard_normal(a.shape),
+    )
+    loss = (
+        (u * u * tensor_f64(c1, backend)).sum()
+        + (vh * vh * tensor_f64(c2, backend)).sum()
+        + ((u * minitorch.reshape(s, (2, 1, 3))) @ vh * tensor_f64(c3, backend)).sum()
+        + (s**3).sum()
+    )
+    loss.backward()
+    tloss = (
+        (tu * tu * torch.tensor(c1)).sum()
+        + (tvh * tvh * torch.tensor(c2)).sum()
+        + ((tu * ts[..., None, :]) @ tvh * torch.tensor(c3)).sum()
+        + (ts**3).sum()
+    )
+    tloss.backward()
+    assert_close(_np(backend, x.grad), tx.grad, atol=1e-9, rtol=1e-9)
+    full = minitorch.linalg.svd(tensor_f64(a, backend))  # the standard's default
+    assert (full.U.shape, full.S.shape, full.Vh.shape) == ((2, 5, 5), (2, 3), (2, 3, 3))
+
+
+def test_qr_and_slogdet_against_torch(backend: Any) -> None:
+    rng = np.random.default_rng(3)
+    a = _rand(rng, 5, 3)
+    x = tensor_f64(a, backend, requires_grad=True)
+    q, r = minitorch.linalg.qr(x)
+    assert_close(_np(backend, q) @ _np(backend, r), a, atol=1e-12, rtol=1e-12)
+    assert (np.diag(_np(backend, r)) > 0).all()
+    assert_close(np.tril(_np(backend, r), -1), np.zeros((3, 3)), atol=0, rtol=0)
+    tx = torch.tensor(a, requires_grad=True)
+    tq, tr = torch.linalg.qr(tx)
+    sign = torch.sign(torch.diagonal(tr)).detach()
+    tq, tr = tq * sign, tr * sign[:, None]
+    c1, c2 = rng.standard_normal((5, 3)), rng.standard_normal((3, 3))
+    ((q * tensor_f64(c1, backend)).sum() + (r * tensor_f64(c2, backend)).sum()).backward()
+    ((tq * torch.tensor(c1)).sum() + (tr * torch.tensor(c2)).sum()).backward()
+    assert_close(_np(backend, x.grad), tx.grad, atol=1e-10, rtol=1e-10)
+
+    m = np.array([[[-2.0, 1.0], [0.5, 3.0]], [[1.0, 2.0], [3.0, 4.0]]])
+    sign, logabs = minitorch.linalg.slogdet(tensor_f64(m, backend))
+    tsign, tlog = torch.linalg.slogdet(torch.tensor(m))
+    assert not sign.requires_grad
+    assert_close(sign, tsign, atol=0, rtol=0)
+    assert_close(logabs, tlog, atol=1e-12, rtol=1e-12)
+
+
+def test_the_matrix_functions_against_torch(backend: Any) -> None:
+    rng = np.random.default_rng(4)
+    a, b = _rand(rng, 2, 3, 3), rng.standard_normal((3, 2))
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    x, y = tensor_f64(a, backend), tensor_f64(b, backend)
+    la = minitorch.linalg
+    spd = a @ np.swapaxes(a, -1, -2) + np.eye(3)
+    pairs = [
+        (la.det(x), torch.linalg.det(ta)),
+        (la.inv(x), torch.linalg.inv(ta)),
+        (la.solve(x, y), torch.linalg.solve(ta, tb)),
+        (la.cholesky(tensor_f64(spd, backend)), torch.linalg.cholesky(torch.tensor(spd))),
+        (
+            la.cholesky(tensor_f64(spd, backend), upper=True),
+            torch.linalg.cholesky(torch.tensor(spd), upper=True),
+        ),
+        (la.pinv(x), torch.linalg.pinv(ta)),
+        (la.matrix_power(x, -3), torch.linalg.matrix_power(ta, -3)),
+        (la.matrix_norm(x, ord="nuc"), torch.linalg.matrix_norm(ta, ord="nuc")),
+        (la.vector_norm(x, axis=(0, 2), ord=3), torch.linalg.vector_norm(ta, ord=3, dim=(0, 2))),
+        (la.trace(x, offset=1), torch.diagonal(ta, 1, -2, -1).sum(-1)),
+        (la.diagonal(x, offset=-1), torch.diagonal(ta, -1, -2, -1)),
+        (la.outer(x[0, 0], x[1, 1]), torch.outer(ta[0, 0], ta[1, 1])),
+        (la.cross(x, x[0], axis=-1), torch.linalg.cross(ta, ta[0].expand(2, 3, 3))),
+        (la.svdvals(x), torch.linalg.svdvals(ta)),
+        (la.eigvalsh(x), torch.linalg.eigvalsh((ta + ta.mT) / 2)),
+    ]
+    for k, (got, want) in enumerate(pairs):
+        assert_close(got, want, atol=1e-10, rtol=1e-10, msg=f"pair {k}: ")
+    rank = la.matrix_rank(tensor_f64(np.outer([1.0, 2.0, 3.0], [1.0, -1.0]), backend))
+    assert int(rank) == 1 and not rank.requires_grad
+
+
+# ---------------------------------------------------------------- derivatives
+@pytest.mark.parametrize("which", ["eigh", "svd", "qr", "cholesky", "pinv", "slogdet"])
+def test_gradcheck_and_gradgradcheck_of_gauge_invariant_losses(which: str, backend: Any) -> None:
+    """Finite differences of first and second derivatives through the decompositions
+    (the VJPs run again under create_graph, through ``xp.linalg``)."""
+    rng = np.random.default_rng(5)
+    la = minitorch.linalg
+    if which == "eigh":
+        a = _sym(rng, 3)
+        c = tensor_f64(rng.standard_normal((3, 3)), backend)
+
+        def fn(t: Any) -> Any:
+            w, v = la.eigh(t)
+            return (w * w).sum() + (v * v * c).sum()
+
+    elif which == "svd":
+        a = rng.standard_normal((4, 3))
+        c = tensor_f64(rng.standard_normal((4, 3)), backend)
+
+        def fn(t: Any) -> Any:
+            u, s, vh = la.svd(t, full_matrices=False)
+            return (u * u * c).sum() + (vh * vh).sum(axis=0) @ s
+
+    elif which == "qr":
+        a = _rand(rng, 4, 3)
+        c = tensor_f64(rng.standard_normal((4, 3)), backend)
+
+        def fn(t: Any) -> Any:
+            q, r = la.qr(t)
+            return (q * c).sum() + (r * r).sum()
+
+    elif which == "cholesky":
+        b = rng.standard_normal((3, 3))
+        a = b @ b.T + 3 * np.eye(3)
+
+        def fn(t: Any) -> Any:
+            return la.cholesky(t).sum() + la.cholesky(t, upper=True)[0].sum()
+
+    elif which == "pinv":
+        a = rng.standard_normal((4, 3))
+
+        def fn(t: Any) -> Any:
+            return (la.pinv(t) ** 2).sum()
+
+    else:
+        a = _rand(rng, 3, 3)
+
+        def fn(t: Any) -> Any:
+            return la.slogdet(t).logabsdet + la.det(t) * la.inv(t).sum()
+
+    x = tensor_f64(a, backend, requires_grad=True)
+    assert gradcheck(fn, [x], fast_mode=FAST)
+    assert gradgradcheck(fn, [x], fast_mode=FAST)
+
+
+def test_second_derivative_of_eigenvalues_against_torch(backend: Any) -> None:
+    """d/dx of (d sum(w^3) / dx) . u, by create_graph through eigvalsh and eigvecsh."""
+    rng = np.random.default_rng(6)
+    a, u = _sym(rng, 3), rng.standard_normal((3, 3))
+    x = tensor_f64(a, backend, requires_grad=True)
+    (g,) = minitorch.autograd.grad(
+        (minitorch.linalg.eigvalsh(x) ** 3).sum(), [x], create_graph=True
+    )
+    (h,) = minitorch.autograd.grad((g * tensor_f64(u, backend)).sum(), [x])
+    tx = torch.tensor(a, requires_grad=True)
+    (tg,) = torch.autograd.grad((torch.linalg.eigvalsh(tx) ** 3).sum(), [tx], create_graph=True)
+    (th,) = torch.autograd.grad((tg * torch.tensor(u)).sum(), [tx])
+    assert_close(_np(backend, h.detach()), th, atol=1e-9, rtol=1e-9)
+
+
+# ---------------------------------------------------------------- degenerate values
+def test_eigenvectors_of_repeated_eigenvalues_have_no_gradient(backend: Any) -> None:
+    a = np.diag([1.0, 2.0, 2.0])
+    x = tensor_f64(a, backend, requires_grad=True)
+    w, v = minitorch.linalg.eigh(x)
+    w.sum().backward()  # the eigenvalues' gradient exists: the identity
+    assert_close(_np(backend, x.grad), np.eye(3), atol=1e-12, rtol=1e-12)
+    with pytest.raises(OpError, match=r"eigh: the gradient of the eigenvectors .* equal"):
+        v[0].sum().backward()
+
+
+def test_singular_vectors_of_repeated_singular_values_have_no_gradient(backend: Any) -> None:
+    a = np.array([[2.0, 0.0], [0.0, -2.0], [0.0, 0.0]])
+    x = tensor_f64(a, backend, requires_grad=True)
+    u, s, _ = minitorch.linalg.svd(x, full_matrices=False)
+    s.sum().backward()
+    tx = torch.tensor(a, requires_grad=True)
+    torch.linalg.svdvals(tx).sum().backward()
+    assert_close(_np(backend, x.grad), tx.grad, atol=1e-12, rtol=1e-12)
+    with pytest.raises(OpError, match=r"svd: the gradient of the singular vectors"):
+        (u * u).sum(axis=1)[0].backward()
+    with pytest.raises(OpError, match="zero singular value"):
+        z = tensor_f64([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], backend, requires_grad=True)
+        minitorch.linalg.svd(z, full_matrices=False).Vh[0].sum().backward()
+
+
+def test_det_gradient_at_a_singular_matrix_is_an_error(backend: Any) -> None:
+    x = tensor_f64([[1.0, 2.0], [2.0, 4.0]], backend, requires_grad=True)
+    d = minitorch.linalg.det(x)
+    assert_close(d, 0.0, atol=1e-12, rtol=0)
+    if float(d.item()) == 0.0:  # exactly singular in this backend's rounding
+        with pytest.raises(OpError, match="singular"):
+            d.backward()
+
+
+# ---------------------------------------------------------------- errors
+def _message(call: Any) -> str:
+    with pytest.raises(OpError) as info:
+        call()
+    return str(info.value)
+
+
+def test_bad_shapes_are_errors_naming_op_shape_dtype_backend(backend: Any) -> None:
+    la = minitorch.linalg
+    rect = tensor_f64(np.ones((2, 3)), backend)
+    for name in ("det", "inv", "cholesky", "eigvalsh"):
+        msg = _message(lambda n=name: getattr(la, n)(rect))
+        assert msg.startswith(name) and "(2, 3)" in msg and "float64" in msg, msg
+        assert backend.name in msg, msg
+    msg = _message(
+        lambda: la.solve(tensor_f64(np.eye(3), backend), tensor_f64(np.ones(2), backend))
+    )
+    assert msg.startswith("solve") and "(3, 3)" in msg and "(2,)" in msg, msg
+    msg = _message(lambda: la.eigh(tensor_f64(np.ones(3), backend)))
+    assert msg.startswith("eigvalsh") and "(3,)" in msg, msg
+
+
+def test_singular_and_indefinite_matrices_are_errors_on_every_backend(backend: Any) -> None:
+    la = minitorch.linalg
+    singular = tensor_f64([[1.0, 2.0], [2.0, 4.0]], backend)
+    for call in (
+        lambda: la.inv(singular),
+        lambda: la.solve(singular, tensor_f64([1.0, 1.0], backend)),
+    ):
+        msg = _message(call)
+        assert "singular" in msg and "(2, 2)" in msg and backend.name in msg, msg
+    indefinite = tensor_f64([[1.0, 2.0], [2.0, 1.0]], backend)
+    msg = _message(lambda: la.cholesky(indefinite))
+    assert msg.startswith("cholesky") and "not positive definite" in msg, msg
+
+
+def test_integer_input_is_an_error(backend: Any) -> None:
+    arr = backend.from_numpy(
+        np.array([[1, 2], [3, 5]]), backend.resolve_dtype("int64"), backend.device
+    )
+    ints = minitorch.Tensor._make(arr, backend, None)
+    for name in ("det", "inv", "svdvals", "vector_norm", "cholesky"):
+        msg = _message(lambda n=name: getattr(minitorch.linalg, n)(ints))
+        assert msg.startswith(name) and "int64" in msg and "floating" in msg, msg
+    msg = _message(lambda: minitorch.linalg.matrix_norm(ints))
+    assert "floating" in msg and "int64" in msg, msg
+
+
+def test_bad_parameters(backend: Any) -> None:
+    la = minitorch.linalg
+    x = tensor_f64(np.eye(3), backend)
+    assert "n must be an int" in _message(lambda: la.matrix_power(x, 1.5))
+    assert "ord must be one of" in _message(lambda: la.matrix_norm(x, ord=3))
+    assert "mode must be" in _message(lambda: la.qr(x, mode="r"))
+    assert "size 3" in _message(
+        lambda: la.cross(tensor_f64(np.ones(2), backend), tensor_f64(np.ones(2), backend))
+    )
+    assert "1-d" in _message(lambda: la.outer(x, x))
+    msg = _message(lambda: la.vector_norm(tensor_f64(np.ones((0, 3)), backend), ord=math.inf))
+    assert "no elements" in msg
+
+
+# ---------------------------------------------------------------- one decomposition
+def test_each_decomposition_is_computed_once(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    lib = backend.xp.linalg
+    for name in ("eigh", "svd", "qr", "slogdet"):
+        real = getattr(lib, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(lib, name, counted)
+    rng = np.random.default_rng(7)
+    x = tensor_f64(_sym(rng, 3), backend, requires_grad=True)
+    minitorch.linalg.eigh(x)
+    minitorch.linalg.svd(x)
+    minitorch.linalg.svd(x, full_matrices=False)
+    minitorch.linalg.qr(x)
+    minitorch.linalg.slogdet(x)
+    assert calls == ["eigh", "svd", "svd", "qr", "slogdet"]
