@@ -408,3 +408,96 @@ def test_each_decomposition_is_computed_once(backend: Any, monkeypatch: pytest.M
     minitorch.linalg.qr(x)
     minitorch.linalg.slogdet(x)
     assert calls == ["eigh", "svd", "svd", "qr", "slogdet"]
+
+
+# ---------------------------------------------------------------- complex, forward only
+def _complex(backend: Any, a: np.ndarray) -> minitorch.Tensor:
+    arr = backend.from_numpy(a, backend.xp.complex128, backend.device)
+    return minitorch.Tensor._make(arr, backend, None)
+
+
+def _phase_fixed(v: np.ndarray) -> np.ndarray:
+    """``v`` with each column scaled by the unit phase making its largest entry real
+    and positive: minitorch's convention for complex eigen/singular vectors."""
+    idx = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    pick = np.take_along_axis(v, idx, axis=-2)
+    return v * np.conj(pick / np.abs(pick))
+
+
+def test_complex_inputs_against_numpy_and_torch(backend: Any) -> None:
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    b = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    r = rng.standard_normal((4, 3)) + 1j * rng.standard_normal((4, 3))
+    h = a @ np.conj(np.swapaxes(a, -1, -2)) + np.eye(3)  # Hermitian positive definite
+    ta, th, tr = torch.tensor(a), torch.tensor(h), torch.tensor(r)
+    x, y, hx, rx = (_complex(backend, v) for v in (a, b, h, r))
+    la = minitorch.linalg
+    sign, logabs = la.slogdet(x)
+    tsign, tlog = torch.linalg.slogdet(ta)
+    w, v = la.eigh(hx)
+    tw, tv = torch.linalg.eigh(th)
+    u, s, vh = la.svd(rx, full_matrices=False)
+    tu, ts, _ = torch.linalg.svd(tr, full_matrices=False)
+    q, rr = la.qr(rx)
+    nq, nr = np.linalg.qr(r)
+    phase = np.diagonal(nr) / np.abs(np.diagonal(nr))
+    pairs = [
+        (la.det(x), torch.linalg.det(ta)),
+        (sign, tsign),
+        (logabs, tlog),
+        (la.inv(x), torch.linalg.inv(ta)),
+        (la.solve(x, y), torch.linalg.solve(ta, torch.tensor(b))),
+        (la.cholesky(hx), torch.linalg.cholesky(th)),
+        (la.cholesky(hx, upper=True), torch.linalg.cholesky(th, upper=True)),
+        (w, tw),
+        (la.eigvalsh(hx), tw),
+        (v, _phase_fixed(tv.numpy())),
+        (s, ts),
+        (la.svdvals(rx), ts),
+        (u, _phase_fixed(tu.numpy())),
+        (u * s[None, :] @ vh, r),
+        (q, nq * phase),
+        (rr, np.conj(phase)[:, None] * nr),
+        (la.pinv(rx), torch.linalg.pinv(tr)),
+        (la.matrix_power(x, -2), torch.linalg.matrix_power(ta, -2)),
+        (la.matrix_power(x, 3), torch.linalg.matrix_power(ta, 3)),
+        (la.vector_norm(x, axis=(0, 2), ord=3), torch.linalg.vector_norm(ta, ord=3, dim=(0, 2))),
+        (la.vector_norm(x), torch.linalg.vector_norm(ta)),
+        (la.trace(x, offset=1), torch.diagonal(ta, 1, -2, -1).sum(-1)),
+        (la.diagonal(x, offset=-1), torch.diagonal(ta, -1, -2, -1)),
+        (la.outer(x[0, 0], x[1, 1]), torch.outer(ta[0, 0], ta[1, 1])),
+        (la.cross(x, x[0], axis=-1), torch.linalg.cross(ta, ta[0].expand(2, 3, 3))),
+        (la.vecdot(x, x[0]), torch.linalg.vecdot(ta, ta[0])),
+        (minitorch.array_api.vecdot(x, x[0]), torch.linalg.vecdot(ta, ta[0])),
+    ]
+    for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        pairs.append((la.matrix_norm(x, ord=ord), torch.linalg.matrix_norm(ta, ord=ord)))
+    for k, (got, want) in enumerate(pairs):
+        want = want.numpy() if isinstance(want, torch.Tensor) else want
+        assert got.dtype == getattr(backend.xp, str(want.dtype)), f"pair {k}: {got.dtype}"
+        got_np, want = _np(backend, got), np.asarray(want)  # (assert_close drops .imag)
+        for part in (np.real, np.imag):
+            assert_close(part(got_np), part(want), atol=1e-10, rtol=1e-10, msg=f"pair {k}: ")
+    for t in (v, u):  # the largest entry of each vector is real and positive
+        vals = _np(backend, t)
+        idx = np.argmax(np.abs(vals), axis=-2)[..., None, :]
+        pick = np.take_along_axis(vals, idx, axis=-2)
+        assert (pick.real > 0).all() and np.abs(pick.imag).max() < 1e-12
+    rank = la.matrix_rank(_complex(backend, np.outer([1.0, 2j, 3.0], [1.0, -1j])))
+    assert int(rank) == 1
+
+
+def test_complex_results_refuse_gradients(backend: Any) -> None:
+    la = minitorch.linalg
+    real = tensor_f64([[2.0, 1.0], [1.0, 3.0]], backend, requires_grad=True)
+    cb = _complex(backend, np.array([1.0 + 1j, 2.0 - 1j]))
+    msg = _message(lambda: la.solve(real, cb))
+    assert msg.startswith("solve") and "complex autograd is not supported" in msg, msg
+    msg = _message(lambda: la.outer(real[0], cb))
+    assert "complex autograd is not supported" in msg, msg
+    with minitorch.no_grad():  # under no_grad the same call computes
+        got = _np(backend, la.solve(real, cb))
+    want = np.linalg.solve([[2.0, 1.0], [1.0, 3.0]], [1.0 + 1j, 2.0 - 1j])
+    for part in (np.real, np.imag):
+        assert_close(part(got), part(want), atol=1e-12, rtol=1e-12)

@@ -21,6 +21,12 @@ Conventions (each is PyTorch's where PyTorch has one):
 * Eigenvectors and singular vectors are unique up to sign: minitorch makes the largest
   (first, on ties) entry of each eigenvector and left singular vector positive, and ``R``
   of ``qr`` has a positive diagonal, so every backend gives the same result.
+* Complex floating inputs compute forward only (no gradient): ``(x + x^H) / 2`` is read
+  for ``eigh``/``cholesky``, ``cholesky(upper=True)`` is ``L^H``, and the sign
+  convention above becomes a phase one: each vector is scaled by the unit-modulus
+  factor that makes its largest entry real and positive (``R``'s diagonal real and
+  positive). ``eigvalsh``, ``svdvals``, ``vector_norm``, ``matrix_norm`` and
+  ``slogdet``'s ``logabsdet`` are real; ``slogdet``'s ``sign`` is complex.
 * The gradient of eigenvectors or singular vectors at repeated eigen/singular values
   (and of singular vectors at a zero singular value of a non-square matrix) does not
   exist: it is an OpError (PyTorch returns inf/nan there).
@@ -80,11 +86,22 @@ def _cached(kind: str, x: Any, params: tuple[Any, ...], compute: Callable[[], An
 
 # ---------------------------------------------------------------- checks and helpers
 def _floating(xp: Any, x: Any, name: str) -> None:
-    if not xp.isdtype(x.dtype, "real floating"):
+    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
         raise InputError(
-            f"{name} needs a real floating-point input (float32 or float64), got dtype "
-            f"{x.dtype}; convert it first, e.g. x.astype(minitorch.float64)"
+            f"{name} needs a floating-point input (float32, float64, or complex64, "
+            f"complex128 without gradients), got dtype {x.dtype}; convert it first, e.g. "
+            f"x.astype(minitorch.float64)"
         )
+
+
+def _is_complex(xp: Any, a: Any) -> bool:
+    return bool(xp.isdtype(a.dtype, "complex floating"))
+
+
+def _mH(xp: Any, a: Any) -> Any:
+    """The conjugate transpose of (a stack of) matrices (the transpose of real ones)."""
+    t = xp.matrix_transpose(a)
+    return xp.conj(t) if _is_complex(xp, a) else t
 
 
 def _matrices(xp: Any, x: Any, name: str) -> None:
@@ -109,7 +126,8 @@ def _mT(xp: Any, a: Any) -> Any:
 
 
 def _sym(xp: Any, a: Any) -> Any:
-    return (a + xp.matrix_transpose(a)) * 0.5
+    """The symmetric part ``(a + a^T) / 2`` (Hermitian part ``(a + a^H) / 2`` if complex)."""
+    return (a + _mH(xp, a)) * 0.5
 
 
 def _eye(xp: Any, n: int, like: Any, m: int | None = None, k: int = 0) -> Any:
@@ -176,11 +194,22 @@ def _diag_embed(xp: Any, v: Any) -> Any:
 
 def _column_signs(xp: Any, v: Any) -> Any:
     """+1/-1 per column of ``v`` (..., m, k), shape (..., 1, k): the sign that makes
-    each column's largest entry (the first of equal ones) positive."""
+    each column's largest entry (the first of equal ones) positive. For complex ``v``,
+    the unit-modulus phase that makes that entry real and positive."""
     idx = xp.argmax(xp.abs(v), axis=-2, keepdims=True)
     pick = xp.take_along_axis(v, idx, axis=-2)
     one = xp.ones_like(pick)
+    if _is_complex(xp, v):
+        return xp.conj(_phase(xp, pick))
     return xp.where(pick < 0.0, -one, one)
+
+
+def _phase(xp: Any, a: Any) -> Any:
+    """``a / |a|`` of a complex array, 1 where ``a`` is 0."""
+    mag = xp.abs(a)
+    zero = mag == 0.0
+    safe = xp.where(zero, xp.ones_like(mag), mag)
+    return xp.where(zero, xp.ones_like(a), a / xp.astype(safe, a.dtype))
 
 
 def _no_repeats(xp: Any, w: Any, who: str, what: str) -> None:
@@ -537,7 +566,7 @@ def _cholesky(xp: Any, x: Any, upper: bool = False) -> tuple[Any, tuple[Any, ...
     a = _sym(xp, x)
     why = "the matrix is not positive definite (its symmetric part has an eigenvalue <= 0)"
     low = _checked(xp, x, lambda: xp.linalg.cholesky(a), why)
-    out = _mT(xp, low) if upper else low
+    out = _mH(xp, low) if upper else low
     return out, (out,)
 
 
@@ -682,7 +711,10 @@ def _svd_of(xp: Any, x: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
         if math.prod(u.shape) and math.prod(vh.shape):
             su = _column_signs(xp, u)
             sv = _mT(xp, _column_signs(xp, _mT(xp, vh)))
-            sv = xp.concat([_mT(xp, su[..., :k]), sv[..., k:, :]], axis=-2)
+            su_k = _mT(xp, su[..., :k])
+            sv = xp.concat(
+                [xp.conj(su_k) if _is_complex(xp, su) else su_k, sv[..., k:, :]], axis=-2
+            )
             u, vh = u * su + 0.0, vh * sv + 0.0
         return u, s, vh
 
@@ -896,11 +928,13 @@ def _qr_of(xp: Any, x: Any, mode: str) -> tuple[Any, Any]:
         if k and math.prod(r.shape):
             d = xp.sum(r[..., :k, :k] * _eye(xp, k, r), axis=-1)  # (..., k)
             one = xp.ones_like(d)
-            s = xp.where(d < 0.0, -one, one)
+            cplx = _is_complex(xp, d)
+            s = _phase(xp, d) if cplx else xp.where(d < 0.0, -one, one)
             pad_q = xp.ones((*s.shape[:-1], q.shape[-1] - k), dtype=s.dtype, device=s.device)
             pad_r = xp.ones((*s.shape[:-1], r.shape[-2] - k), dtype=s.dtype, device=s.device)
+            sr = xp.concat([xp.conj(s) if cplx else s, pad_r], axis=-1)
             q = q * xp.expand_dims(xp.concat([s, pad_q], axis=-1), axis=-2) + 0.0
-            r = r * xp.expand_dims(xp.concat([s, pad_r], axis=-1), axis=-1) + 0.0
+            r = r * xp.expand_dims(sr, axis=-1) + 0.0
         return q, r
 
     out: tuple[Any, Any] = _cached("qr", x, (mode,), compute)
@@ -1370,9 +1404,10 @@ def _matrix_norm(x: Any, keepdims: bool = False, ord: Any = "fro") -> Any:
     >>> minitorch.matrix_norm(minitorch.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2).item()
     4.0
     """
-    if x.ndim < 2 or not x._backend.xp.isdtype(x.dtype, "real floating"):
+    if x.ndim < 2 or not x._backend.xp.isdtype(x.dtype, ("real floating", "complex floating")):
         raise OpError(
-            f"matrix_norm needs (a stack of) real floating-point matrices, got {describe(x)}"
+            f"matrix_norm needs (a stack of) floating-point matrices (real, or complex "
+            f"without gradients), got {describe(x)}"
         )
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
         raise OpError(f"matrix_norm: ord must be one of {_MATRIX_ORDS}, got {ord!r}")
