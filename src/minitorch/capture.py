@@ -40,6 +40,7 @@ from __future__ import annotations
 import gc
 import math
 import operator
+import threading
 import types
 import warnings
 import weakref
@@ -68,6 +69,8 @@ _METADATA_FUNCTIONS = frozenset(
         "__array_namespace_info__",
     }
 )
+#: the namespace's extensions, whose functions are recorded too
+_EXTENSIONS = frozenset({"linalg", "fft"})
 #: namespace functions whose result depends only on the shape, dtype and device of
 #: their array argument: a constant of the program
 _LIKE_FUNCTIONS = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
@@ -366,6 +369,8 @@ class _Recorder:
         self.instrs: list[_Call | _Guard | _Host] = []
         self.n = 0
         self.paused = 0  # > 0: inside a recorded call (nested namespace calls run as they are)
+        #: the recording thread: other threads' calls run as they are
+        self.thread = threading.get_ident()
         self.proxies: list[weakref.ref[_Traced]] = []
         #: slot -> the array it held while recording (to tell which may be overwritten)
         self.values: dict[int, Any] = {}
@@ -417,9 +422,12 @@ class _Recorder:
         if _is_array(out):
             t = self.new(out, const)
             return t, t.slot
-        if type(out) in (tuple, list) and out and all(_is_array(o) for o in out):
+        if isinstance(out, tuple | list) and out and all(_is_array(o) for o in out):
             ts = [self.new(o, const) for o in out]
-            return type(out)(ts), tuple(t.slot for t in ts)
+            tout = type(out)
+            # a named tuple (eigh, slogdet, qr, svd results) is rebuilt as one
+            wrapped = tout._make(ts) if hasattr(tout, "_make") else tout(ts)
+            return wrapped, tuple(t.slot for t in ts)
         return out, None
 
     def call(self, fn: Callable[..., Any], name: str, args: Any, kwargs: dict[str, Any]) -> Any:
@@ -465,7 +473,7 @@ class _Recorder:
 
     def namespace_function(self, fn: Callable[..., Any], name: str) -> Callable[..., Any]:
         def recorded(*args: Any, **kwargs: Any) -> Any:
-            if self.paused:
+            if self.paused or threading.get_ident() != self.thread:
                 return fn(*args, **kwargs)
             return self.call(fn, name, args, kwargs)
 
@@ -528,8 +536,10 @@ class _Source:
             if tt is list:
                 return "[" + ", ".join(items) + "]"
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        if tt is dict and all(type(k) is str for k in t):
-            return "{" + ", ".join(f"{k!r}: {self.render(v)}" for k, v in t.items()) + "}"
+        if tt is dict:
+            return (
+                "{" + ", ".join(f"{self.render(k)}: {self.render(v)}" for k, v in t.items()) + "}"
+            )
         if _literal(t):
             return repr(t)
         return self.name(t, "K")
@@ -540,7 +550,8 @@ class _Source:
         if out is not None:
             fn = _INPLACE_UFUNCS[c.op] if c.op is not None else c.fn
             parts = [self.render(x) for x in args]
-            return f"v{c.outs} = {self.name(fn, 'F')}({', '.join(parts)}, out=v{out})"
+            call = f"{self.name(fn, 'F')}({', '.join(parts)}, out=v{out})"
+            return f"v{c.outs} = {call}{_comment(fn)}"
         if c.op is not None:
             a = [self.render(x) for x in args]
             if c.op == "[]":
@@ -559,7 +570,13 @@ class _Source:
             expr = f"{self.name(c.fn, 'F')}({', '.join(parts)})"
         outs = c.outs
         target = f"v{outs}" if type(outs) is int else "".join(f"v{s}, " for s in outs)
-        return f"{target} = {expr}"
+        return f"{target} = {expr}{'' if c.fn is None else _comment(c.fn)}"
+
+
+def _comment(fn: Any) -> str:
+    """``  # name`` of a called function, for a reader of ``Captured.source()``."""
+    name = getattr(fn, "__name__", None)
+    return f"  # {name}" if isinstance(name, str) and name.isidentifier() else ""
 
 
 # ---------------------------------------------------------------- CUDA graphs
@@ -651,64 +668,13 @@ class _Program:
         inplace: bool,
     ) -> None:
         instrs = rec.instrs
-        n_end = len(instrs)
-        # --- which instructions the result needs (guards and optimizer steps always)
-        needed: set[int] = set()
-        for t, _ in _leaves(result):
-            needed.update(_refs(t))
-        for d, g in final:
-            needed.update(_refs(d))
-            needed.update(_refs(g))
-        keep = [False] * n_end
-        for i in range(n_end - 1, -1, -1):
-            ins = instrs[i]
-            if type(ins) is _Call:
-                if any(s in needed for s in _outs(ins.outs)):
-                    keep[i] = True
-                    needed.update(_refs(ins.args))
-                    needed.update(_refs(ins.kwargs))
-            elif type(ins) is _Guard:
-                keep[i] = True
-                needed.add(ins.slot)
-            else:
-                assert type(ins) is _Host
-                keep[i] = True
-                for _, d, g in ins.ins:
-                    needed.update(_refs(d))
-                    needed.update(_refs(g))
-        kept = [ins for ins, k in zip(instrs, keep, strict=True) if k]
-        # what each parameter holds after the last optimizer step: only a difference
-        # from it at the end is written back
-        current = list(param_in)
-        for ins in kept:
-            if type(ins) is _Host:
-                for pi, ds, gs in ins.outs:
-                    current[pi] = (ds, gs)
-        writes = [
-            (
-                None if type(d) is _Ref and d.slot == current[i][0] else d,
-                None
-                if (type(g) is _Ref and g.slot == current[i][1])
-                or (g is None and current[i][1] is None)
-                else (g,),
-            )
-            for i, (d, g) in enumerate(final)
-        ]
+        kept = _live(instrs, result, final)
+        writes = _end_writes(kept, param_in, final)
         self.calls = sum(type(i) is _Call for i in kept)
         self.guards = sum(type(i) is _Guard for i in kept)
         self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
-        # --- last use of every slot (len(kept): the end)
         end = len(kept)
-        last: dict[int, int] = {}
-        for i, ins in enumerate(kept):
-            for s in _instr_reads(ins):
-                last[s] = i
-        for t, _ in _leaves(result):
-            for s in _refs(t):
-                last[s] = end
-        for d, g1 in writes:
-            for s in (*_refs(d), *_refs(g1)):
-                last[s] = end
+        last = _last_uses(kept, result, writes)
         reuse = _reusable(kept, last, rec.values, result, writes) if inplace else {}
         self.inplace = len(reuse)
         src = _Source()
@@ -808,6 +774,74 @@ class _Program:
         self.run: Callable[..., Any] = scope["replay"]
         self.runs = 0
         self.fallbacks = 0
+
+
+def _live(
+    instrs: list[_Call | _Guard | _Host], result: Any, final: list[tuple[Any, Any]]
+) -> list[_Call | _Guard | _Host]:
+    """The instructions the result and the parameters' final arrays need (guards and
+    optimizer steps always): calls whose results nothing uses are dropped."""
+    needed: set[int] = set()
+    for t, _ in _leaves(result):
+        needed.update(_refs(t))
+    for d, g in final:
+        needed.update(_refs(d))
+        needed.update(_refs(g))
+    keep = [False] * len(instrs)
+    for i in range(len(instrs) - 1, -1, -1):
+        ins = instrs[i]
+        if type(ins) is _Call:
+            if any(s in needed for s in _outs(ins.outs)):
+                keep[i] = True
+                needed.update(_refs(ins.args))
+                needed.update(_refs(ins.kwargs))
+        else:
+            keep[i] = True
+            needed.update(_instr_reads(ins))
+    return [ins for ins, k in zip(instrs, keep, strict=True) if k]
+
+
+def _end_writes(
+    kept: list[_Call | _Guard | _Host],
+    param_in: list[tuple[int, int | None]],
+    final: list[tuple[Any, Any]],
+) -> list[tuple[Any, Any]]:
+    """Per parameter, ``(data, (grad,))`` to write back at the end: None where it holds
+    that already (what it held after the last optimizer step, or at the start)."""
+    current = list(param_in)
+    for ins in kept:
+        if type(ins) is _Host:
+            for pi, ds, gs in ins.outs:
+                current[pi] = (ds, gs)
+    return [
+        (
+            None if type(d) is _Ref and d.slot == current[i][0] else d,
+            None
+            if (type(g) is _Ref and g.slot == current[i][1])
+            or (g is None and current[i][1] is None)
+            else (g,),
+        )
+        for i, (d, g) in enumerate(final)
+    ]
+
+
+def _last_uses(
+    kept: list[_Call | _Guard | _Host], result: Any, writes: list[tuple[Any, Any]]
+) -> dict[int, int]:
+    """Slot -> the index of the instruction that reads it last (``len(kept)``: the
+    result or a parameter holds it at the end)."""
+    end = len(kept)
+    last: dict[int, int] = {}
+    for i, ins in enumerate(kept):
+        for s in _instr_reads(ins):
+            last[s] = i
+    for t, _ in _leaves(result):
+        for s in _refs(t):
+            last[s] = end
+    for d, g in writes:
+        for s in (*_refs(d), *_refs(g)):
+            last[s] = end
+    return last
 
 
 _INPLACE_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
@@ -943,21 +977,30 @@ def _render_result(src: _Source, r: Any, copy: dict[int, Callable[[Any], Any]]) 
     if tr is list:
         return "[" + ", ".join(_render_result(src, x, copy) for x in r) + "]"
     if tr is dict:
-        return "{" + ", ".join(f"{k!r}: {_render_result(src, v, copy)}" for k, v in r.items()) + "}"
+        pairs = [f"{src.render(k)}: {_render_result(src, v, copy)}" for k, v in r.items()]
+        return "{" + ", ".join(pairs) + "}"
     return src.render(r)
 
 
 # ---------------------------------------------------------------- the public object
-_ACTIVE: list[_Recorder] = []  # the recording in progress (one at a time)
+class _Active(threading.local):
+    """The recording in progress in this thread (one at a time)."""
+
+    rec: _Recorder | None = None
+
+
+_ACTIVE = _Active()
+#: held while a recording swaps the (process-wide) backend namespaces
+_RECORDING = threading.Lock()
 
 
 class Captured:
     """A step function under :func:`capture`: call it like the function.
 
     The first call with a new signature (the shapes, dtypes and backends of the Tensor
-    arguments, the values of the other arguments, the parameters and whether their
-    ``.grad`` is set, grad mode) records the step while running it eagerly; later calls
-    with that signature replay the recording. ``stats`` counts them.
+    arguments, the values of the other arguments, the parameters, whether they require
+    grad and whether their ``.grad`` is set, grad mode) records the step while running it
+    eagerly; later calls with that signature replay the recording. ``stats`` counts them.
     """
 
     def __init__(
@@ -969,7 +1012,7 @@ class Captured:
         max_recordings: int,
     ) -> None:
         self.fn = fn
-        self.optimizers = list(optimizers)
+        self.optimizers = list({id(opt): opt for opt in optimizers}.values())  # once each
         self.params = list(params)
         self.cuda_graphs = cuda_graphs
         self.max_recordings = max_recordings
@@ -1036,11 +1079,12 @@ class Captured:
             parts.append((k, _arg_key(v)))
         for p in params:
             d, g = p.data, p._grad
-            parts.append((id(p), d.shape, d.dtype, None if g is None else (g.shape, g.dtype)))
+            grad = None if g is None else (g.shape, g.dtype)
+            parts.append((id(p), d.shape, d.dtype, p._requires_grad, grad))
         return tuple(parts)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _ACTIVE:
+        if _ACTIVE.rec is not None:
             raise CaptureError(
                 f"{self!r} was called while another step is being recorded: captured "
                 f"steps do not nest; capture the outer step only"
@@ -1087,13 +1131,14 @@ class Captured:
     ) -> Any:
         rec = _Recorder()
         try:
-            result, build = self._trace(rec, args, kwargs, params)
-        finally:
-            for w in rec.proxies:  # whatever stays traced is a leftover from now on
-                t = w()
-                if t is not None:
-                    t._rec = None
-        _check_leaks(rec)
+            with _RECORDING:  # the namespace is swapped for one recording at a time
+                result, build = self._trace(rec, args, kwargs, params)
+        except BaseException:
+            _release(rec)  # tensors the step touched hold real arrays, as eager left them
+            raise
+        problems = _release(rec)
+        if problems:
+            raise CaptureError("the step cannot be captured: " + "; ".join(problems))
         prog = build()
         if len(self._programs) >= self.max_recordings:
             self._programs.pop(next(iter(self._programs)))  # the oldest
@@ -1149,29 +1194,20 @@ class Captured:
                 p.data, p._grad = d, g
             for be in backends.values():
                 ns = be.xp
-                saved = dict(vars(ns))
-                copy[id(ns)] = _copier(saved["asarray"])
-                patched.append((ns, saved))
-                for name, fn in saved.items():
-                    if (
-                        callable(fn)
-                        and not isinstance(fn, type)
-                        and name not in _METADATA_FUNCTIONS
-                    ):
-                        setattr(ns, name, rec.namespace_function(fn, name))
+                copy[id(ns)] = _copier(ns.asarray)
+                patched.append((ns, _swap_namespace(rec, ns)))
             for i, opt in enumerate(self.optimizers):
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
-            _ACTIVE.append(rec)
+            _ACTIVE.rec = rec
             out = self.fn(*in_args, **in_kwargs)
             result, user = _result_template(rec, out, self)
             final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
         finally:
-            if _ACTIVE:
-                _ACTIVE.pop()
+            _ACTIVE.rec = None
             for ns, saved in patched:
                 vars(ns).update(saved)
-            for opt, had in opt_patched:
+            for opt, had in reversed(opt_patched):
                 if had is None:
                     del opt.step
                 else:
@@ -1196,6 +1232,29 @@ class Captured:
             )
 
         return user, build
+
+
+def _swap_namespace(rec: _Recorder, ns: Any) -> dict[str, Any]:
+    """Wrap the functions of a backend namespace (and of its ``linalg`` and ``fft``
+    extensions, replaced by wrapped copies) so that ``rec`` records their calls;
+    returns what to restore."""
+    saved = dict(vars(ns))
+    for name, fn in saved.items():
+        if name in _EXTENSIONS and not callable(fn):
+            names = vars(fn) if isinstance(fn, types.SimpleNamespace) else dir(fn)
+            ext = {k: getattr(fn, k) for k in names if not k.startswith("_")}
+            wrapped = {
+                k: rec.namespace_function(f, f"{name}.{k}") if _recordable(k, f) else f
+                for k, f in ext.items()
+            }
+            setattr(ns, name, types.SimpleNamespace(**wrapped))
+        elif _recordable(name, fn):
+            setattr(ns, name, rec.namespace_function(fn, name))
+    return saved
+
+
+def _recordable(name: str, fn: Any) -> bool:
+    return callable(fn) and not isinstance(fn, type) and name not in _METADATA_FUNCTIONS
 
 
 def _copier(asarray: Callable[..., Any]) -> Callable[[Any], Any]:
@@ -1253,16 +1312,29 @@ def _arg_key(a: Any) -> Any:
     if isinstance(a, Tensor):
         return (Tensor, a._backend, a.data.shape, a.data.dtype, a._requires_grad)
     try:
-        hash(a)
-        if isinstance(a, tuple) and any(isinstance(x, Tensor) for x in a):
-            raise TypeError
+        key = _value_key(a)
+        hash(key)
     except TypeError:
         raise CaptureError(
             f"capture: a step's arguments must be Tensors or hashable values (numbers, "
             f"strings, None, tuples of them), got {type(a).__name__}; make it a Tensor, or "
             f"read it inside the step from an object the step closes over"
         ) from None
-    return (type(a), a)
+    return key
+
+
+def _value_key(a: Any) -> Any:
+    """A non-tensor argument as a key: typed at every level (``(2,)`` and ``(2.0,)``
+    make different constants), floats by their bits (``-0.0`` is not ``0.0``, a NaN
+    equals itself)."""
+    ta = type(a)
+    if ta is tuple:
+        return (tuple, tuple(_value_key(x) for x in a))
+    if ta is float:
+        return (float, a.hex())
+    if isinstance(a, Tensor):
+        raise TypeError  # a tensor inside a tuple
+    return (ta, a)
 
 
 def _result_template(rec: _Recorder, out: Any, who: Any) -> tuple[Any, Any]:
@@ -1298,13 +1370,16 @@ def _detached(out: Any) -> Any:
     return out
 
 
-def _check_leaks(rec: _Recorder) -> None:
-    """Refuse a recording after which a traced array is still held: something outside
-    the step (a tensor that is not a parameter, a list) kept a value of the step, and
-    the replay would not update it. Tensors holding one get the real array back."""
+def _release(rec: _Recorder) -> list[str]:
+    """End a recording: a traced array still held after it is a leftover. Tensors
+    holding one get the real array back; returns why each leftover makes the recording
+    wrong (something outside the step, a tensor that is not a parameter or a list, kept
+    a value of the step, and the replay would not update it)."""
     alive = [t for w in rec.proxies if (t := w()) is not None]
+    for t in alive:
+        t._rec = None
     if not alive:
-        return
+        return []
     gc.collect()
     alive = [t for w in rec.proxies if (t := w()) is not None]
     problems: list[str] = []
@@ -1334,10 +1409,7 @@ def _check_leaks(rec: _Recorder) -> None:
                     f"{tuple(t.value.shape)} computed in it: the replay would not update it; "
                     f"return it from the step instead"
                 )
-    if problems:
-        raise CaptureError(
-            "the step cannot be captured: " + "; ".join(dict.fromkeys(problems).keys())
-        )
+    return list(dict.fromkeys(problems))
 
 
 def capture(
