@@ -316,6 +316,31 @@ def test_module_zero_grad() -> None:
     assert all(p.grad == 0.0 for p in model.parameters())
 
 
+@pytest.mark.parametrize(
+    ("make", "ref"),
+    [
+        (lambda v: 2.0**v, lambda t: 2.0**t),  # found by the random trees: 2 ** 1024
+        (lambda v: v**2.0, lambda t: t**2.0),
+        (lambda v: (-v) ** 3.0, lambda t: (-t) ** 3.0),  # an odd power of a negative
+    ],
+)
+def test_powers_too_large_for_a_float_are_infinite_like_torch(
+    make: Callable[[Any], Any], ref: Callable[[Any], Any]
+) -> None:
+    """Python's ``**`` raises OverflowError; IEEE floats (and PyTorch) give infinity."""
+    torch = pytest.importorskip("torch")
+    x = 1024.0 if make(Value(1.0)).data == 2.0 else 1e200
+    v = Value(x)
+    out = make(v)
+    out.backward()
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    r = ref(t)
+    r.backward()
+    assert t.grad is not None
+    assert out.data == r.item() and math.isinf(out.data)
+    assert v.grad == t.grad.item()
+
+
 # ------------------------------------------------------------------------ errors
 @pytest.mark.parametrize("x", [0.0, -1.0, -1e-300])
 def test_log_of_non_positive_raises(x: float) -> None:

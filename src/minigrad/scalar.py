@@ -46,6 +46,16 @@ def _node(data: float, parents: tuple[Value, ...], local: tuple[float, ...], op:
     return out
 
 
+def _power(x: float, p: float) -> float:
+    """``x ** p`` as IEEE 754 floats (and PyTorch) give it: a result too large for a
+    float is an infinity, where Python's ``**`` raises OverflowError."""
+    try:
+        return x**p
+    except OverflowError:
+        odd = x < 0.0 and float(p).is_integer() and int(p) % 2 == 1
+        return -math.inf if odd else math.inf
+
+
 def _constant(x: object) -> float | None:
     """Return ``x`` as a float if it is a real number, else ``None`` (e.g. for a str)."""
     if type(x) is float:
@@ -262,8 +272,8 @@ class Value:
         elif x == 0.0 and p < 1.0:
             local = math.inf  # d/dx x**p is unbounded at 0 for 0 < p < 1 (as in PyTorch)
         else:
-            local = p * x ** (p - 1.0)
-        return _node(x**p, (self,), (local,), f"**{p:g}")
+            local = p * _power(x, p - 1.0)
+        return _node(_power(x, p), (self,), (local,), f"**{p:g}")
 
     def __rpow__(self, base: float) -> Value:
         # d(c**x)/dx = c**x * log(c) = out * log(c)
@@ -275,7 +285,7 @@ class Value:
                 f"{c!r} ** Value: the base must be positive for the gradient "
                 "d/dx c**x = c**x * log(c) to exist"
             )
-        out = c**self.data
+        out = _power(c, self.data)
         return _node(out, (self,), (out * math.log(c),), f"{c:g}**")
 
     def __neg__(self) -> Value:
