@@ -231,8 +231,9 @@ def test_namespace_mixes_raw_arrays_and_tensors(backend: Any) -> None:
     assert_close(g, s * (2 * xs * m + m + s), rtol=1e-12)
     assert xp.isdtype(x.dtype, "real floating")
     assert xp.float64 == xpb.float64
-    idx = xp.arange(3, device=x.device)
-    assert not isinstance(idx, minitorch.Tensor)
+    idx = xp.arange(3, device=x.device)  # a constant Tensor, as every creation function
+    assert isinstance(idx, minitorch.Tensor) and not idx.requires_grad
+    assert idx.tolist() == [0, 1, 2]
     with pytest.raises(AttributeError, match="not provided"):
         _ = xp.no_such_function
 

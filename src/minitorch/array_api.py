@@ -1075,9 +1075,9 @@ class Namespace:
         dtype: Any = None,
         device: Any = None,
     ) -> Any:
-        """``start, start + step, ...`` below ``stop``, as a backend array (VJPs build
-        index arrays with it); without ``dtype`` the default integer dtype if every
-        bound is an int, else the default floating dtype (the standard)."""
+        """``start, start + step, ...`` below ``stop``, a Tensor without graph (like every
+        creation function of the namespace); without ``dtype`` the default integer dtype
+        if every bound is an int, else the default floating dtype (the standard)."""
         be = self.backend
         if dtype is None:
             bounds = (start, stop, step)
@@ -1085,7 +1085,7 @@ class Namespace:
                 dtype = be.dtype
             elif all(b is None or isinstance(b, int) for b in bounds):
                 dtype = self.__array_namespace_info__().default_dtypes()["integral"]
-        return be.xp.arange(start, stop, step, dtype=dtype, device=device or be.device)
+        return self._const(be.xp.arange(start, stop, step, dtype=dtype, device=device or be.device))
 
     def zeros(self, shape: Sequence[int] | int, *, dtype: Any = None, device: Any = None) -> Tensor:
         return self.full(shape, 0.0, dtype=dtype, device=device)
