@@ -11,6 +11,7 @@ repeated eigen/singular values and for bad input, and one LAPACK call per decomp
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -291,6 +292,62 @@ def test_second_derivative_of_eigenvalues_against_torch(backend: Any) -> None:
     assert_close(_np(backend, h.detach()), th, atol=1e-9, rtol=1e-9)
 
 
+@pytest.mark.parametrize("ord", [0.5, -0.5, -1, -2, 3, 1, math.inf, -math.inf])
+def test_vector_norm_gradient_at_zero_entries_against_torch(ord: float, backend: Any) -> None:
+    """Zero entries, and (for ord < 0) a norm of 0 because of one: PyTorch's gradient
+    there is 0, never nan (|x|^(ord - 1) is infinite at 0 for ord < 1)."""
+    a = np.array([[0.0, 3.0, -4.0], [0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    x = tensor_f64(a, backend, requires_grad=True)
+    with np.errstate(divide="ignore"):  # NumPy's forward: 0 ** ord for ord < 0
+        y = minitorch.linalg.vector_norm(x, axis=-1, ord=ord)
+    tx = torch.tensor(a, requires_grad=True)
+    ty = torch.linalg.vector_norm(tx, ord=ord, dim=-1)
+    assert_close(y, ty.detach(), atol=1e-12, rtol=1e-12)
+    w = np.array([0.5, -1.0, 2.0])
+    (g,) = minitorch.autograd.grad((y * tensor_f64(w, backend)).sum(), [x], create_graph=True)
+    (tg,) = torch.autograd.grad((ty * torch.tensor(w)).sum(), [tx], create_graph=True)
+    assert np.isfinite(_np(backend, g.detach())).all()
+    assert_close(_np(backend, g.detach()), tg.detach(), atol=1e-12, rtol=1e-12)
+    if ord in (0.5, 3):  # the second derivative (PyTorch's is nan at the zeros of 0.5)
+        u = np.arange(9.0).reshape(3, 3) / 9.0
+        (h,) = minitorch.autograd.grad((g * tensor_f64(u, backend)).sum(), [x])
+        (th,) = torch.autograd.grad((tg * torch.tensor(u)).sum(), [tx])
+        got, want = _np(backend, h), th.numpy()
+        assert np.isfinite(got).all() and np.isfinite(want[a != 0.0]).all()
+        assert_close(got[a != 0.0], want[a != 0.0], atol=1e-10, rtol=1e-10)
+
+
+def test_vector_gradients_in_a_stack_of_different_scales_against_torch(backend: Any) -> None:
+    """Repeated values are judged per matrix: a stack's large matrix does not make a
+    small one's distinct eigen/singular values look equal."""
+    a = np.array([np.diag([1e13, 2e13]), np.diag([1e-3, 2e-3])])
+    w = np.arange(8.0).reshape(2, 2, 2)
+    x = tensor_f64(a, backend, requires_grad=True)
+    (minitorch.linalg.eigh(x).eigenvectors * tensor_f64(w, backend)).sum().backward()
+    tx = torch.tensor(a, requires_grad=True)
+    (torch.linalg.eigh(tx)[1] * torch.tensor(w)).sum().backward()
+    assert tx.grad is not None
+    want = (tx.grad + tx.grad.mT) / 2  # minitorch's is symmetric (it reads x's symmetric part)
+    assert_close(_np(backend, x.grad), want, atol=1e-12, rtol=1e-9)
+    x = tensor_f64(a, backend, requires_grad=True)
+    (minitorch.linalg.svd(x).U * tensor_f64(w, backend)).sum().backward()
+    tx = torch.tensor(a, requires_grad=True)
+    (torch.linalg.svd(tx)[0] * torch.tensor(w)).sum().backward()
+    assert_close(_np(backend, x.grad), tx.grad, atol=1e-12, rtol=1e-9)
+
+
+def test_matrix_power_zero_is_the_identity_for_any_input(backend: Any) -> None:
+    a = np.array([[[math.inf, 1.0], [2.0, 3.0]], [[1.0, math.nan], [3.0, 4.0]]])
+    x = tensor_f64(a, backend, requires_grad=True)
+    y = minitorch.linalg.matrix_power(x, 0)
+    tx = torch.tensor(a, requires_grad=True)
+    ty = torch.linalg.matrix_power(tx, 0)
+    assert_close(y, ty.detach(), atol=0, rtol=0)
+    (y * tensor_f64(np.arange(8.0).reshape(2, 2, 2), backend)).sum().backward()
+    ty.sum().backward()
+    assert_close(_np(backend, x.grad), tx.grad, atol=0, rtol=0)  # zeros, not nan
+
+
 # ---------------------------------------------------------------- degenerate values
 def test_eigenvectors_of_repeated_eigenvalues_have_no_gradient(backend: Any) -> None:
     a = np.diag([1.0, 2.0, 2.0])
@@ -298,8 +355,9 @@ def test_eigenvectors_of_repeated_eigenvalues_have_no_gradient(backend: Any) -> 
     w, v = minitorch.linalg.eigh(x)
     w.sum().backward()  # the eigenvalues' gradient exists: the identity
     assert_close(_np(backend, x.grad), np.eye(3), atol=1e-12, rtol=1e-12)
-    with pytest.raises(OpError, match=r"eigh: the gradient of the eigenvectors .* equal"):
+    with pytest.raises(OpError, match=r"eigh: the gradient of the eigenvectors .* equal") as info:
         v[0].sum().backward()
+    assert "where two eigenvalues are equal, and (3,) eigenvalues of dtype" in str(info.value)
 
 
 def test_singular_vectors_of_repeated_singular_values_have_no_gradient(backend: Any) -> None:
@@ -310,8 +368,9 @@ def test_singular_vectors_of_repeated_singular_values_have_no_gradient(backend: 
     tx = torch.tensor(a, requires_grad=True)
     torch.linalg.svdvals(tx).sum().backward()
     assert_close(_np(backend, x.grad), tx.grad, atol=1e-12, rtol=1e-12)
-    with pytest.raises(OpError, match=r"svd: the gradient of the singular vectors"):
+    with pytest.raises(OpError, match=r"svd: the gradient of the singular vectors") as info:
         (u * u).sum(axis=1)[0].backward()
+    assert "where two singular values are equal, and (2,) singular values" in str(info.value)
     with pytest.raises(OpError, match="zero singular value"):
         z = tensor_f64([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], backend, requires_grad=True)
         minitorch.linalg.svd(z, full_matrices=False).Vh[0].sum().backward()
@@ -320,10 +379,9 @@ def test_singular_vectors_of_repeated_singular_values_have_no_gradient(backend: 
 def test_det_gradient_at_a_singular_matrix_is_an_error(backend: Any) -> None:
     x = tensor_f64([[1.0, 2.0], [2.0, 4.0]], backend, requires_grad=True)
     d = minitorch.linalg.det(x)
-    assert_close(d, 0.0, atol=1e-12, rtol=0)
-    if float(d.item()) == 0.0:  # exactly singular in this backend's rounding
-        with pytest.raises(OpError, match="singular"):
-            d.backward()
+    assert float(d.item()) == 0.0  # exactly singular in every backend's rounding
+    with pytest.raises(OpError, match="singular"):
+        d.backward()
 
 
 # ---------------------------------------------------------------- errors
@@ -344,8 +402,18 @@ def test_bad_shapes_are_errors_naming_op_shape_dtype_backend(backend: Any) -> No
         lambda: la.solve(tensor_f64(np.eye(3), backend), tensor_f64(np.ones(2), backend))
     )
     assert msg.startswith("solve") and "(3, 3)" in msg and "(2,)" in msg, msg
-    msg = _message(lambda: la.eigh(tensor_f64(np.ones(3), backend)))
-    assert msg.startswith("eigvalsh") and "(3,)" in msg, msg
+    # the named-tuple functions name themselves, not their building blocks (svd_u, ...)
+    vec = tensor_f64(np.ones(3), backend)
+    for name, call in (
+        ("eigh", lambda: la.eigh(vec)),
+        ("eigh", lambda: la.eigh(rect)),
+        ("slogdet", lambda: la.slogdet(rect)),
+        ("svd", lambda: la.svd(vec)),
+        ("qr", lambda: la.qr(vec)),
+    ):
+        msg = _message(call)
+        assert msg.startswith(name + " ") and "float64" in msg and backend.name in msg, msg
+        assert not any(b in msg for b in ("eigvalsh", "eigvecsh", "logabsdet", "svd_", "qr_"))
 
 
 def test_singular_and_indefinite_matrices_are_errors_on_every_backend(backend: Any) -> None:
@@ -370,6 +438,13 @@ def test_integer_input_is_an_error(backend: Any) -> None:
     for name in ("det", "inv", "svdvals", "vector_norm", "cholesky"):
         msg = _message(lambda n=name: getattr(minitorch.linalg, n)(ints))
         assert msg.startswith(name) and "int64" in msg and "floating" in msg, msg
+        # the advice it gives works as written
+        advice = re.search(r"e\.g\. x\.astype\('(\w+)'\)$", msg)
+        assert advice is not None, msg
+        fixed = ints.astype(advice.group(1))
+        assert fixed.dtype == backend.resolve_dtype("float64")
+        if name != "cholesky":  # (this matrix is not positive definite)
+            getattr(minitorch.linalg, name)(fixed)
     msg = _message(lambda: minitorch.linalg.matrix_norm(ints))
     assert "floating" in msg and "int64" in msg, msg
 
@@ -379,7 +454,9 @@ def test_bad_parameters(backend: Any) -> None:
     x = tensor_f64(np.eye(3), backend)
     assert "n must be an int" in _message(lambda: la.matrix_power(x, 1.5))
     assert "ord must be one of" in _message(lambda: la.matrix_norm(x, ord=3))
-    assert "mode must be" in _message(lambda: la.qr(x, mode="r"))
+    assert _message(lambda: la.qr(x, mode="r")).startswith("qr with {'mode': 'r'}")
+    msg = _message(lambda: la.svd(x, full_matrices=1))
+    assert msg.startswith("svd with") and "full_matrices must be True or False" in msg, msg
     assert "size 3" in _message(
         lambda: la.cross(tensor_f64(np.ones(2), backend), tensor_f64(np.ones(2), backend))
     )

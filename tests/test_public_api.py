@@ -62,7 +62,7 @@ PUBLIC_API = [
 
 
 def _op_names() -> set[str]:
-    return {n for op in minitorch.REGISTRY.values() if op.builtin for n in op.public_names}
+    return {n for op in minitorch.REGISTRY.values() if op.builtin for n in op.exported_names}
 
 
 def test_public_api_snapshot() -> None:
@@ -120,8 +120,49 @@ def test_public_tensor_methods_have_docstrings() -> None:
 def test_every_builtin_op_is_exported_as_its_function() -> None:
     for op in minitorch.REGISTRY.values():
         if op.builtin:
-            for name in op.public_names:
+            for name in op.exported_names:
                 assert getattr(minitorch, name) is op.fn, name
+
+
+# the ops that only build minitorch.linalg's named tuples (a graph node has one output)
+BUILDING_BLOCKS = {
+    "eigvecsh": "minitorch.linalg.eigh",
+    "logabsdet": "minitorch.linalg.slogdet",
+    "qr_q": "minitorch.linalg.qr",
+    "qr_r": "minitorch.linalg.qr",
+    "svd_u": "minitorch.linalg.svd",
+    "svd_vh": "minitorch.linalg.svd",
+}
+
+
+def test_linalg_building_blocks_are_ops_but_not_public_names() -> None:
+    hidden = {op.name: op.public for op in minitorch.REGISTRY.values() if op.public is not True}
+    assert hidden == BUILDING_BLOCKS
+    for name in BUILDING_BLOCKS:
+        op = minitorch.REGISTRY[name]
+        assert op.builtin and op.exported_names == () and op.facts.ref is not None
+        assert name not in minitorch.__all__ and not hasattr(minitorch, name), name
+        assert not hasattr(minitorch.Tensor, name) and name not in BOUND, name
+        assert op.fn is not None and op.fn.__module__ == "minitorch.ops.decomp"
+    table = (dev.ROOT / "docs" / "ops.md").read_text()
+    assert "| `svd_u` | decomp |" in table
+    assert "not exported: through `minitorch.linalg.svd`" in table
+    # the public functions they build keep working; det, inv, ... stay top-level
+    x = minitorch.tensor([[3.0, 1.0], [1.0, 2.0]])
+    for fn in ("svd", "eigh", "qr", "slogdet"):
+        assert all(isinstance(t, minitorch.Tensor) for t in getattr(minitorch.linalg, fn)(x))
+    for name in ("det", "inv", "solve", "cholesky", "eigvalsh", "svdvals", "pinv"):
+        assert name in minitorch.__all__ and minitorch.REGISTRY[name].public is True
+
+
+def test_an_op_that_is_not_public_has_no_methods_or_aliases() -> None:
+    def _f(xp: object, x: object) -> tuple[object, tuple[object, ...]]:
+        return x, ()
+
+    for extra in ({"method": True}, {"aliases": ("hidden_alias",)}):
+        with pytest.raises(ValueError, match="not public"):
+            minitorch.defop("hidden_test_op", _f, None, public=False, **extra)  # type: ignore[arg-type]
+    assert "hidden_test_op" not in minitorch.REGISTRY
 
 
 def test_generated_text_is_up_to_date() -> None:

@@ -124,7 +124,6 @@ diagonal = _ops.decomp.diagonal
 div = _ops.elementwise.div
 dropout = _ops.loss.dropout
 eigvalsh = _ops.decomp.eigvalsh
-eigvecsh = _ops.decomp.eigvecsh
 embedding = _ops.indexing.embedding
 eq = _ops.elementwise.eq
 erf = _ops.elementwise.erf
@@ -148,7 +147,6 @@ leaky_relu = _ops.activation.leaky_relu
 log = _ops.elementwise.log
 log1p = _ops.elementwise.log1p
 log_softmax = _ops.loss.log_softmax
-logabsdet = _ops.decomp.logabsdet
 logical_and = _ops.elementwise.logical_and
 logical_not = _ops.elementwise.logical_not
 logical_or = _ops.elementwise.logical_or
@@ -177,8 +175,6 @@ outer = _ops.decomp.outer
 permute_dims = _ops.shape.permute_dims
 pinv = _ops.decomp.pinv
 pow = _ops.elementwise.pow
-qr_q = _ops.decomp.qr_q
-qr_r = _ops.decomp.qr_r
 relu = _ops.activation.relu
 remainder = _ops.math.remainder
 reshape = _ops.shape.reshape
@@ -201,8 +197,6 @@ stack = _ops.shape.stack
 std = _ops.reduction.std
 sub = _ops.elementwise.sub
 sum = _ops.reduction.sum
-svd_u = _ops.decomp.svd_u
-svd_vh = _ops.decomp.svd_vh
 svdvals = _ops.decomp.svdvals
 take = _ops.indexing.take
 tan = _ops.math.tan
@@ -253,7 +247,6 @@ __all__ += [
     "div",
     "dropout",
     "eigvalsh",
-    "eigvecsh",
     "embedding",
     "eq",
     "erf",
@@ -277,7 +270,6 @@ __all__ += [
     "log",
     "log1p",
     "log_softmax",
-    "logabsdet",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -306,8 +298,6 @@ __all__ += [
     "permute_dims",
     "pinv",
     "pow",
-    "qr_q",
-    "qr_r",
     "relu",
     "remainder",
     "reshape",
@@ -330,8 +320,6 @@ __all__ += [
     "std",
     "sub",
     "sum",
-    "svd_u",
-    "svd_vh",
     "svdvals",
     "take",
     "tan",

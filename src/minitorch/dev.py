@@ -40,11 +40,12 @@ def _builtin_ops() -> list[OpDef]:
 
 # ------------------------------------------------------------------ minitorch/__init__.py
 def exports_region() -> str:
-    """``name = _family.name`` per public op name, then the names added to ``__all__``."""
+    """``name = _family.name`` per exported op name (not the building blocks, whose
+    ``public`` is not True), then the names added to ``__all__``."""
     lines = []
     names = []
     for op in _builtin_ops():
-        for public in op.public_names:
+        for public in op.exported_names:
             lines.append(f"{public} = _ops.{op.family}.{op.name}")
             names.append(public)
     lines.append("__all__ += [")

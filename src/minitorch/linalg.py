@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from .backend import Backend, as_array, get_backend
 from .ops import REGISTRY, call
-from .ops.decomp import sharing, sign_of_det
+from .ops.decomp import check_decomposition, sharing, sign_of_det
 from .tensor import Tensor, namespace_of
 
 __all__ = [
@@ -202,6 +202,7 @@ class Linalg:
         """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, one
         decomposition for both."""
         x = self._tensor(x)
+        check_decomposition(x, "eigh", square=True)
         with sharing():
             return EighResult(self._op("eigvalsh", x), self._op("eigvecsh", x))
 
@@ -209,12 +210,14 @@ class Linalg:
         """The QR decomposition (``mode`` ``'reduced'`` or ``'complete'``), ``R`` with a
         positive diagonal."""
         x = self._tensor(x)
+        check_decomposition(x, "qr", mode=mode)
         with sharing():
             return QRResult(self._op("qr_q", x, mode=mode), self._op("qr_r", x, mode=mode))
 
     def slogdet(self, x: Any, /) -> SlogdetResult:
         """The sign (no gradient) and the log of the absolute value of the determinant."""
         x = self._tensor(x)
+        check_decomposition(x, "slogdet", square=True)
         with sharing():
             logabs = self._op("logabsdet", x)
             sign = sign_of_det(self.backend.xp, x.data)
@@ -224,6 +227,7 @@ class Linalg:
         """``U``, ``S``, ``Vh`` with ``x = U diag(S) Vh``, one decomposition for all
         three."""
         x = self._tensor(x)
+        check_decomposition(x, "svd", full_matrices=full_matrices)
         with sharing():
             u = self._op("svd_u", x, full_matrices=full_matrices)
             vh = self._op("svd_vh", x, full_matrices=full_matrices)

@@ -112,8 +112,11 @@ def render() -> str:
             second = _cell(op.facts.second_order)
         else:
             formula, second = "not differentiable", "-"
+        spelled = _methods(op)
+        if op.public is not True:  # a building block: not minitorch.<name>
+            spelled = f"not exported: through `{op.public}`" if op.public else "not exported"
         lines.append(
-            f"| `{name}` | {op.family} | {formula} | {_cell(_methods(op))} | {second} | "
+            f"| `{name}` | {op.family} | {formula} | {_cell(spelled)} | {second} | "
             f"{_cell(_backends(op))} |"
         )
     return "\n".join(lines) + "\n"

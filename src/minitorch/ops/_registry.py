@@ -152,6 +152,10 @@ class OpDef:
     promote: int | None = None
     #: ... and to the default float dtype if they are integers (true division)
     promote_float: bool = False
+    #: exported as ``minitorch.<name>`` (True), or a building block of the public
+    #: function this names (e.g. ``"minitorch.linalg.svd"``): in the registry, the
+    #: catalog and the differentiable namespace, but not a top-level name
+    public: bool | str = True
 
     @property
     def differentiable(self) -> bool:
@@ -166,6 +170,12 @@ class OpDef:
     def public_names(self) -> tuple[str, ...]:
         """The names the public function goes by: the op's name and its aliases."""
         return (self.name, *self.aliases)
+
+    @property
+    def exported_names(self) -> tuple[str, ...]:
+        """The names ``minitorch`` exports it under: its public names, or none for a
+        building block (``public`` not True)."""
+        return self.public_names if self.public is True else ()
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -297,6 +307,7 @@ def defop(
     promote: str | None = None,
     facts: Facts | None = None,
     doc: str | None = None,
+    public: bool | str = True,
 ) -> Callable[..., Tensor]:
     """Declare an op and return its public function.
 
@@ -341,6 +352,12 @@ def defop(
         What the generic tests, ``minitorch check`` and the docs need to know.
     doc : str, optional
         The docstring (default: the forward's).
+    public : bool or str
+        True: a built-in op is exported as ``minitorch.<name>``. False, or the name of
+        the public function it is a building block of (``"minitorch.linalg.svd"`` for
+        ``svd_u``): not exported, nor bound on Tensor (no ``method``, ``dunders`` or
+        ``aliases``); still an op of the registry, the catalog and the differentiable
+        namespace.
 
     Raises
     ------
@@ -363,6 +380,14 @@ def defop(
     else:
         methods = tuple(method)
     bound = (*methods, *dunders, *rdunders)
+    if public is not True and (bound or aliases):
+        raise ValueError(
+            f"defop: {name}: an op that is not public (public={public!r}) has no Tensor "
+            f"methods, operators or aliases; leave method=, dunders=, rdunders= and "
+            f"aliases= out, or make it public"
+        )
+    if not isinstance(public, bool | str):
+        raise TypeError(f"defop: {name}: public must be True, False or a str, got {public!r}")
     replaces = _check_names(name, module, qualname, tuple(aliases), bound)
     sig = inspect.signature(target)
     plist = list(sig.parameters.values())
@@ -389,6 +414,7 @@ def defop(
         module=module,
         promote=_PROMOTE[promote],
         promote_float=promote == "division",
+        public=public,
     )
     fn = _public_function(op, sig, skip, doc or target.__doc__)
     object.__setattr__(op, "fn", fn)
@@ -434,7 +460,7 @@ def _public_function(
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = doc
-    fn.__module__ = "minitorch" if op.builtin else op.module
+    fn.__module__ = "minitorch" if op.builtin and op.public is True else op.module
     plist = list(sig.parameters.values())
     if n == -1:
         lead = [inspect.Parameter("tensors", inspect.Parameter.POSITIONAL_OR_KEYWORD)]

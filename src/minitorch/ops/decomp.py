@@ -5,7 +5,10 @@ the small helpers (diagonal, trace, outer, cross, matrix_power, matrix_rank).
 A decomposition with several results (``eigh``, ``svd``, ``qr``, ``slogdet``) is
 several ops here, one per differentiable result (``eigvalsh`` and ``eigvecsh``;
 ``svd_u``, ``svdvals`` and ``svd_vh``; ``qr_q`` and ``qr_r``; ``logabsdet``), because a
-graph node has one output. They share one forward: :func:`sharing` (which
+graph node has one output. These building blocks (all but ``eigvalsh`` and ``svdvals``,
+which are standard functions) are ops of the registry and the catalog but not
+top-level names (``public="minitorch.linalg.svd"`` ...): reach them through
+``minitorch.linalg``. They share one forward: :func:`sharing` (which
 ``minitorch.linalg.eigh`` and the others use) lets the second op reuse the
 decomposition the first computed. Each VJP follows the standard references (M. Giles,
 "Collected matrix derivative results", 2008; I. Murray, "Differentiation of the Cholesky
@@ -47,6 +50,7 @@ from ..tensor import Tensor, describe
 from ._registry import Facts, InputError, Sample, defop
 from .elementwise import abs as _abs
 from .elementwise import clone as _clone
+from .elementwise import where as _where
 from .reduction import expand_reduced, normalize_axes
 from .reduction import max as _max
 from .reduction import min as _min
@@ -90,7 +94,7 @@ def _floating(xp: Any, x: Any, name: str) -> None:
         raise InputError(
             f"{name} needs a floating-point input (float32, float64, or complex64, "
             f"complex128 without gradients), got dtype {x.dtype}; convert it first, e.g. "
-            f"x.astype(minitorch.float64)"
+            f"x.astype('float64')"
         )
 
 
@@ -123,6 +127,23 @@ def _square(xp: Any, x: Any, name: str) -> None:
 
 def _mT(xp: Any, a: Any) -> Any:
     return xp.matrix_transpose(a)
+
+
+def check_decomposition(x: Tensor, who: str, *, square: bool = False, **params: Any) -> None:
+    """Refuse, as an OpError naming ``who`` (the public function: ``eigh``, ``svd``,
+    ``qr``, ``slogdet``) and the input's shape, dtype and backend, what its building
+    blocks (``eigvecsh``, ``svd_u``, ...) would refuse: a public function's error never
+    names an op the user cannot find."""
+    xp = x._backend.xp
+    try:
+        (_square if square else _matrices)(xp, x.data, who)
+        if "mode" in params:
+            _qr_check(x, params["mode"], who)
+        if "full_matrices" in params:
+            _check_full(x, params["full_matrices"], who)
+    except InputError as exc:
+        shown = f" with {params}" if params else ""
+        raise OpError(f"{who}{shown} failed on inputs {describe(x)}: InputError: {exc}") from None
 
 
 def _sym(xp: Any, a: Any) -> Any:
@@ -212,19 +233,20 @@ def _phase(xp: Any, a: Any) -> Any:
     return xp.where(zero, xp.ones_like(a), a / xp.astype(safe, a.dtype))
 
 
-def _no_repeats(xp: Any, w: Any, who: str, what: str) -> None:
-    """Refuse (an OpError) eigen/singular values ``w`` (..., k, sorted) with two equal
-    to within rounding: the vectors' gradient does not exist there."""
+def _no_repeats(xp: Any, w: Any, who: str, kind: str) -> None:
+    """Refuse (an OpError) ``kind`` (``"eigen"`` or ``"singular "``) values ``w``
+    (..., k, sorted) with two equal to within rounding: the vectors' gradient does not
+    exist there."""
     k = w.shape[-1]
     if k < 2 or math.prod(w.shape) == 0:
         return
     gaps = xp.abs(w[..., 1:] - w[..., :-1])
-    scale = xp.max(xp.abs(w))
+    scale = xp.max(xp.abs(w), axis=-1, keepdims=True)  # per matrix of a stack
     tol = scale * (k * xp.finfo(w.dtype).eps)
     if bool(xp.any(gaps <= tol)):
         raise OpError(
-            f"{who}: the gradient of the {what} does not exist where two {what[:-8]}values "
-            f"are equal, and {tuple(w.shape)} {what[:-8]}values of dtype {w.dtype} have two "
+            f"{who}: the gradient of the {kind}vectors does not exist where two {kind}values "
+            f"are equal, and {tuple(w.shape)} {kind}values of dtype {w.dtype} have two "
             f"equal to within rounding; differentiate a function of the values alone (or "
             f"of a whole eigenspace), or perturb the input (PyTorch gives inf/nan here)"
         )
@@ -406,7 +428,7 @@ def _logabsdet(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     --------
     >>> import minitorch
     >>> x = minitorch.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
-    >>> y = minitorch.logabsdet(x)
+    >>> y = minitorch.linalg.slogdet(x).logabsdet
     >>> y.backward()
     >>> x.grad.tolist()
     [[0.5, 0.0], [0.0, 0.25]]
@@ -418,13 +440,14 @@ def _logabsdet(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _logabsdet_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     (x,) = saved
-    return (_expand(xp, g, -1, -1) * _mT(xp, _inv_for_grad(xp, x, "logabsdet")),)
+    return (_expand(xp, g, -1, -1) * _mT(xp, _inv_for_grad(xp, x, "slogdet")),)
 
 
 logabsdet = defop(
     "logabsdet",
     _logabsdet,
     _logabsdet_vjp,
+    public="minitorch.linalg.slogdet",
     facts=Facts(
         ref=lambda torch, x: torch.linalg.slogdet(x).logabsdet,
         samples=(
@@ -666,7 +689,7 @@ def _eigvecsh(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
     Examples
     --------
     >>> import minitorch
-    >>> v = minitorch.eigvecsh(minitorch.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    >>> v = minitorch.linalg.eigh(minitorch.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvectors
     >>> v.tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
@@ -679,7 +702,7 @@ def _eigvecsh_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ..
     x, v, w = saved
     if w is None:
         w = xp.linalg.eigvalsh(x)
-    _no_repeats(xp, w, "eigh", "eigenvectors")
+    _no_repeats(xp, w, "eigh", "eigen")
     n = w.shape[-1]
     vtg = _mT(xp, v) @ g
     skew = (vtg - _mT(xp, vtg)) * 0.5
@@ -691,6 +714,7 @@ eigvecsh = defop(
     "eigvecsh",
     _eigvecsh,
     _eigvecsh_vjp,
+    public="minitorch.linalg.eigh",
     derived=(2,),
     facts=Facts(
         ref=lambda torch, x: _t_eigh(torch, x)[1],
@@ -730,7 +754,7 @@ def _svd_backward(
     m, n = x.shape[-2], x.shape[-1]
     if gu is None and gvh is None:
         return (u * xp.expand_dims(gs, axis=-2)) @ vh
-    _no_repeats(xp, s, who, "singular vectors")
+    _no_repeats(xp, s, who, "singular ")
     if m != n and math.prod(s.shape) and bool(xp.any(s <= 0.0)):
         raise OpError(
             f"{who}: the gradient of the singular vectors of the {tuple(x.shape)} matrix "
@@ -831,7 +855,7 @@ def _svd_u(xp: Any, x: Any, full_matrices: bool = True) -> tuple[Any, tuple[Any,
     Examples
     --------
     >>> import minitorch
-    >>> minitorch.svd_u(minitorch.tensor([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    >>> minitorch.linalg.svd(minitorch.tensor([[0.0, 2.0], [1.0, 0.0]])).U.tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
     _matrices(xp, x, "svd_u")
@@ -860,7 +884,7 @@ def _svd_vh(xp: Any, x: Any, full_matrices: bool = True) -> tuple[Any, tuple[Any
     Examples
     --------
     >>> import minitorch
-    >>> minitorch.svd_vh(minitorch.tensor([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    >>> minitorch.linalg.svd(minitorch.tensor([[0.0, 2.0], [1.0, 0.0]])).Vh.tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
     _matrices(xp, x, "svd_vh")
@@ -891,6 +915,7 @@ svd_u = defop(
     "svd_u",
     _svd_u,
     _svd_u_vjp,
+    public="minitorch.linalg.svd",
     derived=(2, 3),
     facts=Facts(
         ref=lambda torch, x, full_matrices=True: _t_svd(torch, x, full_matrices)[0],
@@ -906,6 +931,7 @@ svd_vh = defop(
     "svd_vh",
     _svd_vh,
     _svd_vh_vjp,
+    public="minitorch.linalg.svd",
     derived=(1, 2),
     facts=Facts(
         ref=lambda torch, x, full_matrices=True: _t_svd(torch, x, full_matrices)[2],
@@ -996,7 +1022,7 @@ def _qr_q(xp: Any, x: Any, mode: str = "reduced") -> tuple[Any, tuple[Any, ...]]
     Examples
     --------
     >>> import minitorch
-    >>> minitorch.qr_q(minitorch.tensor([[0.0, 1.0], [-2.0, 0.0]])).tolist()
+    >>> minitorch.linalg.qr(minitorch.tensor([[0.0, 1.0], [-2.0, 0.0]])).Q.tolist()
     [[0.0, 1.0], [-1.0, 0.0]]
     """
     _matrices(xp, x, "qr_q")
@@ -1022,7 +1048,7 @@ def _qr_r(xp: Any, x: Any, mode: str = "reduced") -> tuple[Any, tuple[Any, ...]]
     Examples
     --------
     >>> import minitorch
-    >>> minitorch.qr_r(minitorch.tensor([[0.0, 1.0], [-2.0, 0.0]])).tolist()
+    >>> minitorch.linalg.qr(minitorch.tensor([[0.0, 1.0], [-2.0, 0.0]])).R.tolist()
     [[2.0, 0.0], [0.0, 1.0]]
     """
     _matrices(xp, x, "qr_r")
@@ -1052,6 +1078,7 @@ qr_q = defop(
     "qr_q",
     _qr_q,
     _qr_q_vjp,
+    public="minitorch.linalg.qr",
     derived=(2,),
     facts=Facts(
         ref=lambda torch, x, mode="reduced": _t_qr(torch, x, mode)[0],
@@ -1064,6 +1091,7 @@ qr_r = defop(
     "qr_r",
     _qr_r,
     _qr_r_vjp,
+    public="minitorch.linalg.qr",
     derived=(1,),
     facts=Facts(
         ref=lambda torch, x, mode="reduced": _t_qr(torch, x, mode)[1],
@@ -1362,7 +1390,13 @@ def _vector_norm_vjp(
     safe = xp.where(nk == 0.0, xp.ones_like(nk), nk)
     if ord == 2:
         return (gk * x / safe,)
-    return (gk * sign * xp.abs(x) ** (ord - 1) / safe ** (ord - 1),)
+    if ord > 1:  # |x|^(ord - 1) is 0 at x = 0, and x is 0 wherever the norm is
+        return (gk * sign * xp.abs(x) ** (ord - 1) / safe ** (ord - 1),)
+    # ord < 1: |x|^(ord - 1) is infinite at x = 0, and a zero norm (ord < 0: any zero
+    # entry) makes the others' 0 too; both are 0, as PyTorch's (the subgradient)
+    zero = xp.logical_or(x == 0.0, nk == 0.0)
+    ax = xp.where(zero, xp.ones_like(x), xp.abs(x))
+    return (xp.where(zero, 0.0, gk * sign * ax ** (ord - 1) / safe ** (ord - 1)),)
 
 
 vector_norm = defop(
@@ -1463,10 +1497,16 @@ def _matrix_power(x: Any, n: int) -> Any:
     n = int(n)
     if n < 0:
         x, n = inv(x), -n
-    if n == 0:  # the identity, connected to x (its gradient is zero)
-        xp = x._backend.xp
-        eye = xp.eye(x.shape[-1], dtype=x.dtype, device=x.data.device)
-        return x * 0.0 + Tensor._make(eye, x._backend, None)
+    if n == 0:  # the identity, connected to x with a zero gradient (x * 0 would put
+        # nan where x is inf or nan; PyTorch gives the identity there too)
+        xp, be, shape = x._backend.xp, x._backend, tuple(x.shape)
+        eye = xp.eye(shape[-1], dtype=x.dtype, device=x.data.device)
+        keep = xp.ones(shape, dtype=xp.bool, device=x.data.device)
+        return _where(
+            Tensor._make(keep, be, None),
+            Tensor._make(xp.broadcast_to(eye, shape), be, None),
+            x,
+        )
     result: Tensor | None = None
     base = x
     while True:
