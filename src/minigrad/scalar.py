@@ -50,7 +50,7 @@ def _power(x: float, p: float) -> float:
     """``x ** p`` as IEEE 754 floats (and PyTorch) give it: a result too large for a
     float is an infinity, where Python's ``**`` raises OverflowError."""
     try:
-        return x**p
+        return float(x**p)
     except OverflowError:
         odd = x < 0.0 and float(p).is_integer() and int(p) % 2 == 1
         return -math.inf if odd else math.inf
