@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import gc
 import importlib.util
 import statistics
@@ -333,7 +334,7 @@ def gpu_setup(device: str) -> Setup | str:
     else:
         notes.append(f"left out: hand-written CuPy and minitorch-cupy ({why_cupy})")
     if torch is not None:
-        sync_torch = torch.cuda.synchronize
+        sync_torch = functools.partial(torch.cuda.synchronize, torch.device(device))
         contenders += [
             (
                 "minitorch-torch-cuda",

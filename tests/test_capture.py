@@ -643,3 +643,25 @@ def test_a_refused_step_leaves_every_tensor_it_touched_with_real_arrays() -> Non
     np.testing.assert_array_equal(_host(scale.grad), [0.0, 1.0, 2.0])
     np.testing.assert_array_equal(_host(w.grad), [0.0, 2.0, 4.0])
     np.testing.assert_array_equal(_host(kept["h"] + 1), [4.0, 4.0, 4.0])
+
+
+def test_a_cuda_graph_runner_is_chosen_only_for_gpu_arrays() -> None:
+    torch = pytest.importorskip("torch")
+    from minitorch.capture import _graph_runner
+
+    numpy_be = minitorch.backend.resolve("numpy")
+    torch_be = minitorch.backend.resolve("torch")
+    assert _graph_runner([numpy_be], [np.ones(2)]) is None
+    assert _graph_runner([torch_be], [torch.ones(2)]) is None  # CPU tensors: no graph
+
+
+def test_a_torch_graph_stretch_that_reads_cpu_tensors_runs_eagerly() -> None:
+    # a CUDA graph replays only GPU work: a stretch on CPU tensors must run each time
+    torch = pytest.importorskip("torch")
+    from minitorch.capture import _TorchGraph
+
+    runner = _TorchGraph(lambda a, b: (a * b + 1.0,), torch)
+    (out,) = runner(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+    assert torch.equal(out, torch.tensor([4.0, 9.0]))
+    (out,) = runner(torch.tensor([2.0, 0.5]), torch.tensor([3.0, 4.0]))
+    assert torch.equal(out, torch.tensor([7.0, 3.0])) and runner.graph is None

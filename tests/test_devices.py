@@ -13,6 +13,7 @@ import contextlib
 import functools
 import importlib.util
 import math
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -400,6 +401,27 @@ def test_cupy_scatter_add_accumulates_repeated_indices() -> None:
     np.testing.assert_array_equal(out[[2, 4]], 0.0)
 
 
+def test_cupy_scatter_add_runs_its_kernel_in_the_devices_scope() -> None:
+    # CuPy launches add.at on the current device: it must be the values' one
+    inside: list[bool] = []
+    active = [False]
+
+    @contextlib.contextmanager
+    def scope(device: Any) -> Iterator[None]:
+        active[0] = True
+        yield
+        active[0] = False
+
+    def at(out: Any, index: Any, values: Any) -> None:
+        inside.append(active[0])
+        np.add.at(out, index, values)
+
+    lib = types.SimpleNamespace(zeros=np.zeros, add=types.SimpleNamespace(at=at))
+    out = _cupy.scatter_add_with(lib, scope)(3, np.array([2, 2, 0]), np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(out, [4.0, 0.0, 3.0])
+    assert inside == [True]
+
+
 def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
     scope, entered = _scope()
     fns = _cupy.native_functions(np, compat_numpy, scope)
@@ -478,6 +500,11 @@ def test_cupy_matmul_sets_the_compute_type_for_float32_and_restores_it(
     assert seen == [ours] and linalg.value == user and linalg.writes == [ours, user]
     fns["matmul"](a.astype(np.float64), a.astype(np.float64))  # no TF32 in float64
     assert seen == [ours, user] and linalg.writes == [ours, user]
+    # the product's dtype is the promoted one: float16 @ float32 is a float32 product
+    fns["matmul"](a.astype(np.float16), a)
+    assert seen[-1] == ours and linalg.value == user
+    fns["matmul"](a, a.astype(np.float64))  # float64: left as it is
+    assert seen[-1] == user and linalg.writes == [ours, user, ours, user]
     same = _Linalg(ours)
     _cupy.products({"matmul": np.matmul, "tensordot": np.tensordot}, same, ours)["matmul"](a, a)
     assert same.writes == []  # already so: nothing written

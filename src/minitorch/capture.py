@@ -582,27 +582,38 @@ def _comment(fn: Any) -> str:
 # ---------------------------------------------------------------- CUDA graphs
 class _TorchGraph:
     """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (not exercised by the
-    test suite, which has no GPU): static input buffers are refreshed before each
-    replay, and the outputs are cloned out of the graph's own buffers."""
+    test suite, which has no GPU), as PyTorch's recipe says: a warm-up on a side stream,
+    capture on the inputs' device, static input buffers refreshed with ``copy_`` before
+    each replay, and the outputs cloned out of the graph's own buffers (the next replay
+    overwrites those). A stretch that reads or makes a CPU tensor runs eagerly: a graph
+    would replay none of its CPU work."""
 
     def __init__(self, fn: Callable[..., tuple[Any, ...]], torch: Any) -> None:
         self.fn, self.torch = fn, torch
         self.graph: Any = None
+        self.eager = False
         self.static_in: list[Any] = []
         self.static_out: tuple[Any, ...] = ()
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         torch = self.torch
+        if self.eager or not all(isinstance(x, torch.Tensor) and x.is_cuda for x in ins):
+            return self.fn(*ins)
         if self.graph is None:
-            self.static_in = [x.clone() for x in ins]
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):  # warm-up: the allocator and lazy kernels
-                self.fn(*self.static_in)
-            torch.cuda.current_stream().wait_stream(side)
-            self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph):
-                self.static_out = self.fn(*self.static_in)
+            with torch.cuda.device(ins[0].device if ins else None):
+                self.static_in = [x.clone() for x in ins]
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):  # warm-up: the allocator and lazy kernels
+                    out = self.fn(*self.static_in)
+                torch.cuda.current_stream().wait_stream(side)
+                if not all(isinstance(o, torch.Tensor) and o.is_cuda for o in out):
+                    self.eager = True
+                    return self.fn(*ins)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    self.static_out = self.fn(*self.static_in)
+                self.graph = graph
         for buf, x in zip(self.static_in, ins, strict=True):
             buf.copy_(x)
         self.graph.replay()
@@ -611,27 +622,37 @@ class _TorchGraph:
 
 class _CupyGraph:
     """One stretch of calls replayed as a ``cupy.cuda.Graph`` made by stream capture
-    (not exercised by the test suite, which has no GPU)."""
+    (not exercised by the test suite, which has no GPU). What the captured calls
+    allocate comes from a memory pool of the graph's own, kept with it: in CuPy's
+    shared pool the blocks freed during capture would go back to other arrays (or to
+    the driver on an out-of-memory retry) while the graph still writes them."""
 
     def __init__(self, fn: Callable[..., tuple[Any, ...]], cupy: Any) -> None:
         self.fn, self.cupy = fn, cupy
         self.graph: Any = None
+        self.pool: Any = None
+        self.stream: Any = None
         self.static_in: list[Any] = []
         self.static_out: tuple[Any, ...] = ()
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         cupy = self.cupy
         if self.graph is None:
-            self.static_in = [x.copy() for x in ins]
-            self.fn(*self.static_in)  # warm-up: the memory pool and kernel compilation
-            stream = cupy.cuda.Stream(non_blocking=True)
-            with stream:
-                stream.begin_capture()
-                self.static_out = self.fn(*self.static_in)
-                self.graph = stream.end_capture()
+            with ins[0].device if ins else cupy.cuda.Device():  # capture on their device
+                self.static_in = [x.copy() for x in ins]
+                self.fn(*self.static_in)  # warm-up: kernel compilation, library handles
+                self.pool = cupy.cuda.MemoryPool()
+                self.stream = cupy.cuda.Stream(non_blocking=True)
+                with self.stream, cupy.cuda.using_allocator(self.pool.malloc):
+                    self.stream.begin_capture()
+                    try:
+                        out = self.fn(*self.static_in)
+                    finally:  # a failed capture must still end it
+                        graph = self.stream.end_capture()
+                self.static_out, self.graph = out, graph
         for buf, x in zip(self.static_in, ins, strict=True):
             cupy.copyto(buf, x)
-        self.graph.launch()
+        self.graph.launch()  # on the current stream, after the copies
         return tuple(o.copy() for o in self.static_out)
 
 

@@ -48,9 +48,9 @@ def scatter_add_with(lib: Any, scope: Scope) -> Callable[[int, Any, Any], Any]:
     (repeats accumulate), on the device of ``values``."""
 
     def scatter_add(n: int, index: Any, values: Any) -> Any:
-        with scope(values.device):
+        with scope(values.device):  # the kernel too: it runs on the current device
             out = lib.zeros((n, *values.shape[1:]), dtype=values.dtype)
-        lib.add.at(out, index, values)
+            lib.add.at(out, index, values)
         return out
 
     return scatter_add
@@ -78,10 +78,11 @@ def compute_type_scoped(
     fn: Callable[..., Any], linalg: Any, compute_type: int
 ) -> Callable[..., Any]:
     """``fn(x1, x2)`` with float32 products in ``compute_type`` (CuPy's process-wide
-    switch ``linalg.set_compute_type``, restored after); other dtypes as they are."""
+    switch ``linalg.set_compute_type``, restored after); other dtypes as they are.
+    The product's dtype is the promoted one, as CuPy's ``tensordot_core`` reads it."""
 
     def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-        dtype = x1.dtype
+        dtype = np.promote_types(x1.dtype, x2.dtype)
         if dtype.char not in "fF":
             return fn(x1, x2, **kwargs)
         prev = linalg.get_compute_type(dtype)
