@@ -337,17 +337,22 @@ class _Host:
         self.opt, self.ins, self.outs = opt, ins, outs
 
 
-def _refs(t: Any) -> Iterator[int]:
-    """The slots an argument template reads."""
+def _template_items(t: Any) -> Iterator[Any]:
+    """The items of an argument template (its slots and constants), in order."""
     tt = type(t)
-    if tt is _Ref:
-        yield t.slot
-    elif tt is tuple or tt is list:
+    if tt is tuple or tt is list:
         for x in t:
-            yield from _refs(x)
+            yield from _template_items(x)
     elif tt is dict:
         for x in t.values():
-            yield from _refs(x)
+            yield from _template_items(x)
+    else:
+        yield t
+
+
+def _refs(t: Any) -> Iterator[int]:
+    """The slots an argument template reads."""
+    return (x.slot for x in _template_items(t) if type(x) is _Ref)
 
 
 def _outs(outs: Any) -> tuple[int, ...]:
@@ -931,17 +936,7 @@ def _reusable(
 
 def _constants(t: Any) -> Iterator[Any]:
     """The constants of a template."""
-    tt = type(t)
-    if tt is _Ref:
-        return
-    if tt is tuple or tt is list:
-        for x in t:
-            yield from _constants(x)
-    elif tt is dict:
-        for x in t.values():
-            yield from _constants(x)
-    else:
-        yield t
+    return (x for x in _template_items(t) if type(x) is not _Ref)
 
 
 def _instr_reads(ins: _Call | _Guard | _Host) -> list[int]:
@@ -963,14 +958,7 @@ def _fresh(src: _Source, t: Any, copy: dict[int, Callable[[Any], Any]], p: Tenso
 
 def _leaves(result: Any) -> Iterator[tuple[Any, Any]]:
     """``(array template, backend)`` for every tensor of a result template."""
-    if type(result) is _TensorOut:
-        yield result.array, result.backend
-    elif type(result) in (tuple, list):
-        for r in result:
-            yield from _leaves(r)
-    elif type(result) is dict:
-        for r in result.values():
-            yield from _leaves(r)
+    return ((r.array, r.backend) for r in _template_items(result) if type(r) is _TensorOut)
 
 
 class _TensorOut:
