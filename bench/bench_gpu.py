@@ -43,10 +43,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _workloads import N_OPS, chain, init
 
 NOTHING_TO_MEASURE = 3
 LR = 0.01
-N_OPS = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,17 +103,6 @@ class Contender:
 # ------------------------------------------------------------------ the workloads
 
 
-def init(sizes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
-    """Xavier-uniform weights and zero biases, float32, on the host."""
-    rng = np.random.default_rng(seed)
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
-        bound = np.sqrt(6.0 / (fan_in + fan_out))
-        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
-        params.append(np.zeros(fan_out, np.float32))
-    return params
-
-
 def hand_mlp_step(xp: Any, params: list[Any], x: Any, y: Any, rows: Any) -> Any:
     """One SGD step of the MLP written out by hand in ``xp`` (NumPy or CuPy): forward,
     softmax cross-entropy, backward, update in place. Returns the loss, unread."""
@@ -162,18 +151,6 @@ def hand_chain(xp: Any, x: Any) -> Any:
         g = g * (1.0 - t * t)  # tanh
         g = g * 0.5  # mul (the add passes g through)
     return g
-
-
-def chain(x: Any) -> Any:
-    """The same chain on minitorch or torch tensors; returns x's gradient."""
-    y = x
-    for _ in range(N_OPS // 4):
-        y = y * 0.5
-        y = y + 0.1
-        y = y.tanh()
-        y = y.exp()
-    y.sum().backward()
-    return x.grad
 
 
 def mlp_forward(params: list[Any], x: Any, relu: Callable[[Any], Any]) -> Any:

@@ -20,19 +20,10 @@ import argparse  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _timing import interleaved, paired_ratio  # noqa: E402
+from _workloads import init  # noqa: E402
 
 SIZES = (784, 512, 512, 10)
 LR = 0.01
-
-
-def init(seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    params = []
-    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:], strict=True):
-        bound = np.sqrt(6.0 / (fan_in + fan_out))
-        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
-        params.append(np.zeros(fan_out, np.float32))
-    return params
 
 
 def numpy_step(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> float:
@@ -81,10 +72,10 @@ def main() -> None:
         x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
         y = rng.integers(0, SIZES[-1], batch)
 
-        np_params = init()
-        mt_params = [mt.tensor(p, requires_grad=True) for p in init()]
-        cap_params = [mt.tensor(p, requires_grad=True) for p in init()]
-        t_params = [torch.tensor(p, requires_grad=True) for p in init()]
+        np_params = init(SIZES)
+        mt_params = [mt.tensor(p, requires_grad=True) for p in init(SIZES)]
+        cap_params = [mt.tensor(p, requires_grad=True) for p in init(SIZES)]
+        t_params = [torch.tensor(p, requires_grad=True) for p in init(SIZES)]
         mx, my = mt.tensor(x), mt.tensor(y)
         tx, ty = torch.tensor(x), torch.tensor(y)
 

@@ -13,19 +13,7 @@ import argparse
 
 import numpy as np
 from _timing import interleaved, paired_ratio
-
-N_OPS = 200
-
-
-def chain(x):
-    """The timed work; the same code runs on minitorch and torch tensors."""
-    y = x
-    for _ in range(N_OPS // 4):
-        y = y * 0.5
-        y = y + 0.1
-        y = y.tanh()
-        y = y.exp()
-    y.sum().backward()
+from _workloads import N_OPS, chain
 
 
 def make_steps(data: np.ndarray) -> dict:

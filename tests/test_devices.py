@@ -13,8 +13,12 @@ import contextlib
 import functools
 import importlib.util
 import math
+import subprocess
+import sys
+import tomllib
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import array_api_compat.numpy as compat_numpy
@@ -22,7 +26,7 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch.backend import _cupy, device_name, resolve, resolve_device
+from minitorch.backend import BACKENDS, _cupy, device_name, resolve, resolve_device
 from minitorch.errors import BackendMismatchError
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -571,11 +575,6 @@ def test_torch_cuda_device_name_without_index_is_the_current_device() -> None:
 
 
 def test_every_manifest_runs_a_known_backend_with_the_pinned_torch() -> None:
-    import tomllib
-    from pathlib import Path
-
-    from minitorch.backend import BACKENDS
-
     root = Path(__file__).resolve().parents[1]
     manifests = {
         p.stem: tomllib.loads(p.read_text()) for p in sorted((root / "backends").glob("*.toml"))
@@ -594,13 +593,13 @@ def test_every_manifest_runs_a_known_backend_with_the_pinned_torch() -> None:
 
 # ------------------------------------------------------------------ bench/bench_gpu.py
 
-BENCH = __import__("pathlib").Path(__file__).resolve().parents[1] / "bench" / "bench_gpu.py"
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_gpu.py"
 
 
-def _bench() -> Any:
-    """bench/bench_gpu.py as a module (a fresh one each time: tests patch it)."""
-    import sys
-
+def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """bench/bench_gpu.py as a module (a fresh one each time: tests patch it); bench/ is
+    on the path, as when it runs as a script (it imports the shared workloads)."""
+    monkeypatch.syspath_prepend(str(BENCH.parent))
     spec = importlib.util.spec_from_file_location("bench_gpu", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -615,9 +614,9 @@ def _bench() -> Any:
 @pytest.mark.backend_independent
 @needs_torch
 def test_bench_gpu_cpu_smoke_runs_every_contender_and_they_agree(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bench = _bench()
+    bench = _bench(monkeypatch)
     assert bench.main(["--cpu-smoke", "--sizes", "mlp256", "deep4096", "elementwise"]) == 0
     out = capsys.readouterr().out
     for label in (
@@ -638,7 +637,7 @@ def test_bench_gpu_cpu_smoke_runs_every_contender_and_they_agree(
 def test_bench_gpu_cpu_smoke_fails_when_a_contender_is_wrong(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bench = _bench()
+    bench = _bench(monkeypatch)
     right = bench.hand_chain
     monkeypatch.setattr(bench, "hand_chain", lambda xp, x: right(xp, x) * 1.001)
     assert bench.main(["--cpu-smoke", "--sizes", "elementwise"]) == 1
@@ -646,11 +645,10 @@ def test_bench_gpu_cpu_smoke_fails_when_a_contender_is_wrong(
 
 
 @pytest.mark.backend_independent
-def test_bench_gpu_says_why_it_measures_nothing_without_a_gpu() -> None:
-    import subprocess
-    import sys
-
-    bench = _bench()
+def test_bench_gpu_says_why_it_measures_nothing_without_a_gpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bench = _bench(monkeypatch)
     if not isinstance(bench.gpu_setup("cuda"), str):
         pytest.skip("this machine has a CUDA GPU: the bench would measure")
     done = subprocess.run(
