@@ -12,7 +12,24 @@ import numpy as np
 
 import minitorch
 
-__all__ = ["tensor_f64", "torch_f64"]
+__all__ = ["STANDARD_DTYPES", "tensor_f64", "torch_f64"]
+
+#: the dtype names of the Array API standard (2024.12), in the standard's order
+STANDARD_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
 
 
 def tensor_f64(a: Any, backend: Any, requires_grad: bool = False) -> minitorch.Tensor:

@@ -30,6 +30,7 @@ from minitorch.array_api import namespace
 
 strict = pytest.importorskip("array_api_strict")
 hypothesis = pytest.importorskip("hypothesis")
+from helpers import STANDARD_DTYPES  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra.array_api import make_strategies_namespace  # noqa: E402
@@ -54,21 +55,7 @@ NOT_STANDARD = {
     "reset_array_api_strict_flags",
     "set_array_api_strict_flags",
 }
-DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+DTYPES = list(STANDARD_DTYPES)
 CONSTANTS = {"e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan, "newaxis": None}
 STANDARD = sorted(set(strict.__all__) - NOT_STANDARD)
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import STANDARD_DTYPES, torch_f64
 from helpers import tensor_f64 as _t
-from helpers import torch_f64
 
 import minitorch
 from minitorch.array_api import namespace
@@ -564,22 +564,8 @@ def test_python_scalars_take_the_tensors_kind_and_dtype(backend: Any) -> None:
 
 def test_can_cast_finfo_iinfo_as_strict(backend: Any) -> None:
     xp = namespace(backend)
-    names = [
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float32",
-        "float64",
-    ]
-    names += ["complex64", "complex128"]
-    for a in names:
-        for b in names:
+    for a in STANDARD_DTYPES:
+        for b in STANDARD_DTYPES:
             want = strict.can_cast(getattr(strict, a), getattr(strict, b))
             assert xp.can_cast(getattr(xp, a), getattr(xp, b)) is want, (a, b)
     f = xp.finfo(xp.float32)
