@@ -31,6 +31,17 @@ def _torch_floats(torch: Any, *args: Any) -> list[Any]:
 
 
 # ------------------------------------------------------------------ unary functions
+def _named(name: str, doc: str, fwd: Callable[..., Any], vjp: Callable[..., Any] | None) -> None:
+    """Name the forward (and VJP) a factory below made as if written in this module as
+    ``_<name>`` and ``_<name>_vjp``, the forward documented by ``doc``."""
+    fwd.__doc__ = doc
+    fwd.__module__ = __name__
+    fwd.__qualname__ = f"_{name}"
+    if vjp is not None:
+        vjp.__module__ = __name__
+        vjp.__qualname__ = f"_{name}_vjp"
+
+
 def _unary(
     name: str,
     doc: str,
@@ -51,10 +62,7 @@ def _unary(
         (s,) = saved
         return (grad(xp, g, None, s) if saves_output else grad(xp, g, s, None),)
 
-    fwd.__doc__ = doc
-    fwd.__module__ = vjp.__module__ = __name__
-    fwd.__qualname__ = f"_{name}"
-    vjp.__qualname__ = f"_{name}_vjp"
+    _named(name, doc, fwd, vjp)
     return defop(
         name,
         fwd,
@@ -161,10 +169,7 @@ def _rounding(name: str, doc: str, kinks: tuple[float, ...]) -> Callable[..., Te
     def vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> Grads:
         return (xp.zeros_like(g),)
 
-    fwd.__doc__ = doc
-    fwd.__module__ = vjp.__module__ = __name__
-    fwd.__qualname__ = f"_{name}"
-    vjp.__qualname__ = f"_{name}_vjp"
+    _named(name, doc, fwd, vjp)
     return defop(
         name,
         fwd,
@@ -487,9 +492,7 @@ def _bitwise(name: str, symbol: str, dunder: str | None, bools: bool) -> Callabl
         return getattr(xp, name)(x1, x2), ()
 
     takes = "integer or boolean" if bools else "integer"
-    fwd.__doc__ = f"Elementwise ``x1 {symbol} x2`` of {takes} tensors (no gradient)."
-    fwd.__module__ = __name__
-    fwd.__qualname__ = f"_{name}"
+    _named(name, f"Elementwise ``x1 {symbol} x2`` of {takes} tensors (no gradient).", fwd, None)
     return defop(
         name,
         fwd,
