@@ -51,6 +51,7 @@ from ._registry import Facts, InputError, Sample, defop
 from .elementwise import abs as _abs
 from .elementwise import clone as _clone
 from .elementwise import where as _where
+from .linalg import batch_error
 from .reduction import expand_reduced, normalize_axes
 from .reduction import max as _max
 from .reduction import min as _min
@@ -522,13 +523,8 @@ def _solve(xp: Any, x1: Any, x2: Any) -> tuple[Any, tuple[Any, ...]]:
             f"{tuple(x1.shape)}, got shape {tuple(x2.shape)}"
         )
     b = xp.expand_dims(x2, axis=-1) if vector else x2
-    try:
-        np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(b.shape[:-2]))
-    except ValueError:
-        raise InputError(
-            f"the batch dimensions {tuple(x1.shape[:-2])} and {tuple(b.shape[:-2])} of x1 "
-            f"and x2 do not broadcast together"
-        ) from None
+    if (error := batch_error(x1, b, "x1 and x2")) is not None:
+        raise error
     out = _checked(xp, x1, lambda: _bsolve(xp, x1, b), _SINGULAR)
     if vector:
         out = out[..., 0]

@@ -47,11 +47,17 @@ def _shape_error(x: Any, y: Any) -> InputError | None:
     inner = y.shape[0] if y.ndim == 1 else y.shape[-2]
     if x.shape[-1] != inner:
         return _inner_error(x.shape[-1], inner, "y.shape[0]" if y.ndim == 1 else "y.shape[-2]")
+    return batch_error(x, y, "x and y")
+
+
+def batch_error(x: Any, y: Any, names: str) -> InputError | None:
+    """The error of two stacks of matrices whose batch dimensions (all but the last two)
+    do not broadcast together (None where they do)."""
     try:
         np.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2]))
     except ValueError:
         return InputError(
-            f"the batch dimensions {tuple(x.shape[:-2])} and {tuple(y.shape[:-2])} of x and y "
+            f"the batch dimensions {tuple(x.shape[:-2])} and {tuple(y.shape[:-2])} of {names} "
             f"do not broadcast together"
         )
     return None
