@@ -11,7 +11,8 @@ batch_first=True)`` with a causal mask: its attention is the fused
 ``scaled_dot_product_attention``) and written out op by op as minimodel is
 (``torch.nn.Linear``, ``LayerNorm``, ``Embedding``, matmul, an additive causal mask,
 softmax).
-Both start from minimodel's weights and see the same batch.
+Both start from minimodel's weights and see the same batch. A copy of the minimodel step
+runs under ``minitorch.capture`` too (recorded on its first calls, then replayed).
 
 Target (issue #14): minimodel at most 1.0x the ``torch.nn`` step time.
 """
@@ -158,8 +159,25 @@ def main() -> None:
         opt.step()
         return loss.item()
 
+    minitorch.manual_seed(0)
+    cap_model = TinyLM(config)  # the same weights again
+    cap_opt = minitorch.optim.AdamW(cap_model.parameters(), lr=LR, weight_decay=WD)
+
+    @minitorch.capture(optimizer=cap_opt)
+    def cap_train(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        cap_opt.zero_grad()
+        loss = cap_model.loss(x, y)
+        loss.backward()
+        cap_opt.step()
+        return loss
+
+    cx, cy = minitorch.tensor(idx), minitorch.tensor(targets)
+
+    def cap_step() -> float:
+        return cap_train(cx, cy).item()  # the loss read after the step
+
     ti, tt = torch.from_numpy(idx), torch.from_numpy(targets).reshape(-1)
-    steps = {"minimodel": mini_step}
+    steps = {"minimodel": mini_step, "minimodel replay": cap_step}
     for layers in ("nn", "ops"):
         tm = TorchLM(config, layers)
         tm.load_minimodel(sd)
@@ -176,6 +194,11 @@ def main() -> None:
     first = {k: f() for k, f in steps.items()}  # the same model from the same weights
     print(f"first-step losses: {', '.join(f'{k} {v:.6f}' for k, v in first.items())}")
     assert max(first.values()) - min(first.values()) < 1e-4, first
+    # the second call records again (with gradients set); the third replays, exactly
+    assert cap_step() == mini_step() and cap_step() == mini_step(), "replay != eager"
+    for k in ("torch nn", "torch ops"):
+        steps[k]()
+        steps[k]()
     print(
         f"tiny LM training step, d_model {config.d_model}, {config.n_layers} layers, "
         f"{config.n_heads} heads, context {config.block_size}, batch {BATCH}, "
@@ -183,11 +206,14 @@ def main() -> None:
     )
     med = interleaved(steps, args.repeats)
     for k, v in med.items():
-        print(f"  {k:12s} {v * 1e3:7.2f} ms/step")
+        print(f"  {k:16s} {v * 1e3:7.2f} ms/step")
     r_nn = paired_ratio(steps, "minimodel", "torch nn", args.repeats)
     r_ops = paired_ratio(steps, "minimodel", "torch ops", args.repeats)
+    r_cap = paired_ratio(steps, "minimodel replay", "minimodel", args.repeats)
     print(
-        f"paired ratios: minimodel / torch.nn {r_nn:.2f}x, minimodel / torch op-by-op {r_ops:.2f}x"
+        f"paired ratios: minimodel / torch.nn {r_nn:.2f}x, minimodel / torch op-by-op {r_ops:.2f}x, "
+        f"minimodel replay / minimodel {r_cap:.2f}x ({cap_train.stats['replays']} replays, "
+        f"{cap_train.stats['fallbacks']} eager fallbacks)"
     )
     print(f"target: <= 1.00x torch.nn -> {'met' if r_nn <= 1.0 else 'NOT met'}")
 

@@ -266,6 +266,79 @@ def test_what_a_replay_cannot_repeat_is_refused() -> None:
         minitorch.capture(lambda t: t)([1.0])
 
 
+class _CachedMask:
+    """A layer that builds a constant on its first call and keeps it, as an attention
+    layer keeps its causal mask: in a Tensor attribute, a dict, a list and a closure."""
+
+    def __init__(self) -> None:
+        self.mask: minitorch.Tensor | None = None
+        self.by_size: dict[int, Any] = {}
+        self.history: list[Any] = []
+        self.cell: Callable[[], Any] | None = None
+
+    def __call__(self, h: minitorch.Tensor) -> minitorch.Tensor:
+        if self.mask is None:
+            self.mask = minitorch.tensor([i % 3 != 0 for i in range(N_HID)]).to(dtype=h.dtype)
+            scale = minitorch.arange(N_HID, dtype=h.dtype) / N_HID + 0.5
+            self.by_size[N_HID] = scale
+            self.history.append(scale.data)
+            self.cell = lambda: scale
+        cached = self.cell()  # type: ignore[misc]
+        return h * self.mask * self.by_size[N_HID] + cached
+
+
+def test_a_constant_built_on_the_first_call_and_kept_is_captured() -> None:
+    """What the step computes from constants alone is a constant of the recording: a
+    layer may keep it (the refusal of a kept value is for values of the step). After
+    recording, what it kept holds real arrays, so the layer also runs eagerly; the
+    replays equal eager training to the bit."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+    eager_layer, layer = _CachedMask(), _CachedMask()
+
+    def make(ps: list[minitorch.Tensor], opt: Any, layer: _CachedMask) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            h = layer(minitorch.relu(x @ ps[0] + ps[1]))
+            loss = minitorch.cross_entropy(h @ ps[2] + ps[3], y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return step
+
+    eager = make(eager_ps, eager_opt, eager_layer)
+    step = minitorch.capture(make(ps, optimizer, layer), optimizer=optimizer)
+    for x, y in _batches(6, 4, "float64"):
+        np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
+    assert step.stats == {"records": 1, "replays": 5, "fallbacks": 0}
+    _assert_same_params(ps, eager_ps)
+    assert layer.mask is not None and layer.cell is not None
+    for kept in (layer.mask.data, layer.by_size[N_HID].data, layer.history[0], layer.cell().data):
+        assert is_array_of(kept, layer.mask.backend)
+    np.testing.assert_array_equal(_host(layer.history[0]), np.arange(N_HID) / N_HID + 0.5)
+    # the layer, with what it kept, computes eagerly outside the step
+    h = minitorch.ones(2, N_HID, dtype="float64")
+    np.testing.assert_array_equal(_host(layer(h)), _host(eager_layer(h)))
+
+
+def test_a_value_of_the_step_kept_in_a_list_is_refused_and_given_back() -> None:
+    """An array (not a Tensor) of the step kept outside it is refused; the list holds
+    the real array afterwards, not a dead stand-in."""
+    kept: list[Any] = []
+
+    def step(x: minitorch.Tensor) -> minitorch.Tensor:
+        y = x * 2
+        kept.append(y.data)
+        return y.sum()
+
+    with pytest.raises(CaptureError, match="a list outside the step keeps") as info:
+        minitorch.capture(step)(minitorch.tensor(np.ones(3)))
+    assert "cell" not in str(info.value)  # only the real holder is named
+    assert is_array_of(kept[0], minitorch.get_backend())
+    np.testing.assert_array_equal(_host(kept[0]), [2.0, 2.0, 2.0])
+
+
 def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
     """cross_entropy with ignore_index counts the kept targets on the host: a batch
     with another count runs eagerly (same values), a batch with the same count replays."""

@@ -1379,18 +1379,47 @@ def _detached(out: Any) -> Any:
     return out
 
 
+def _alive(rec: _Recorder) -> list[_Traced]:
+    """The traced arrays of ``rec`` that something still references."""
+    out = []
+    for w in rec.proxies:
+        t = w()
+        if t is not None:
+            out.append(t)
+    return out
+
+
+def _put_back(holder: Any, t: _Traced) -> bool:
+    """Replace ``t`` by its real array in a list, a dict (an object's attributes) or a
+    closure cell; False for any other holder (a tuple cannot be changed)."""
+    if type(holder) is list:
+        holder[:] = [t.value if x is t else x for x in holder]
+    elif type(holder) is dict:
+        holder.update({k: t.value for k, v in holder.items() if v is t})
+    elif isinstance(holder, types.CellType):
+        holder.cell_contents = t.value
+    else:
+        return False
+    return True
+
+
 def _release(rec: _Recorder) -> list[str]:
     """End a recording: a traced array still held after it is a leftover. Tensors
     holding one get the real array back; returns why each leftover makes the recording
     wrong (something outside the step, a tensor that is not a parameter or a list, kept
-    a value of the step, and the replay would not update it)."""
-    alive = [t for w in rec.proxies if (t := w()) is not None]
+    a value of the step, and the replay would not update it).
+
+    The real array takes a leftover's place where it is kept in a Tensor, a list, a
+    dict (an object's attributes) or a closure cell. A constant of the recording (made
+    by calls that read only constants, as a causal mask a module builds on its first
+    call and keeps) is no such wrong value: every replay would make it the same again."""
+    alive = _alive(rec)
     for t in alive:
         t._rec = None
     if not alive:
         return []
     gc.collect()
-    alive = [t for w in rec.proxies if (t := w()) is not None]
+    alive = _alive(rec)
     problems: list[str] = []
     for t in alive:
         for holder in gc.get_referrers(t):
@@ -1407,12 +1436,14 @@ def _release(rec: _Recorder) -> list[str]:
                     )
                 if holder.data is t:
                     holder.data = t.value
-                    problems.append(
-                        f"a tensor{label} of shape {tuple(t.value.shape)} computed in the step "
-                        f"is kept outside it (in a list, an attribute, a global): the replay "
-                        f"would not update it; return it from the step instead"
-                    )
-            else:
+                    if not t.const:
+                        problems.append(
+                            f"a tensor{label} of shape {tuple(t.value.shape)} computed in "
+                            f"the step is kept outside it (in a list, an attribute, a "
+                            f"global): the replay would not update it; return it from the "
+                            f"step instead"
+                        )
+            elif not (_put_back(holder, t) and t.const):
                 problems.append(
                     f"a {type(holder).__name__} outside the step keeps an array of shape "
                     f"{tuple(t.value.shape)} computed in it: the replay would not update it; "

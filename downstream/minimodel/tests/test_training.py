@@ -120,6 +120,40 @@ def test_resume_equals_an_uninterrupted_run(backend: Any, tmp_path: Path) -> Non
         np.testing.assert_array_equal(host(p), host(q), err_msg=n)
 
 
+def test_a_captured_step_trains_as_the_eager_step(backend: Any) -> None:
+    """``minitorch.capture`` on a TinyLM training step (as a user writes it: zero_grad,
+    loss, backward, AdamW step): the attention's causal mask, made on the first call and
+    kept by the module, is a constant of the recording; 6 replayed steps leave the
+    losses and every weight where the eager steps leave them, to the bit."""
+    tok, data = _data()
+    config = LMConfig(vocab_size=tok.vocab_size, block_size=16, d_model=16, n_layers=1, n_heads=2)
+
+    def fresh() -> tuple[TinyLM, Any]:
+        minitorch.manual_seed(0)
+        model = TinyLM(config)
+        return model, minitorch.optim.AdamW(model.parameters(), lr=1e-2)
+
+    def make(model: TinyLM, opt: Any) -> Any:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            opt.zero_grad()
+            loss = model.loss(x, y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    (eager_model, eager_opt), (model, opt) = fresh(), fresh()
+    eager, step = make(eager_model, eager_opt), minitorch.capture(make(model, opt), optimizer=opt)
+    for i in range(8):
+        x, y = (minitorch.tensor(a) for a in get_batch(data, 4, 16, seed=3, step=i))
+        np.testing.assert_array_equal(host(step(x, y)), host(eager(x, y)))
+    # zero_grad first: recorded without .grad, then with it; then replays
+    assert step.stats == {"records": 2, "replays": 6, "fallbacks": 0}
+    for (n, p), q in zip(model.named_parameters(), eager_model.parameters(), strict=True):
+        np.testing.assert_array_equal(host(p), host(q), err_msg=n)
+
+
 def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path) -> None:
     model = TinyLM(LMConfig(vocab_size=5, block_size=4, d_model=8, n_layers=1, n_heads=2))
     opt = minitorch.optim.AdamW(model.parameters())
