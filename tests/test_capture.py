@@ -339,6 +339,31 @@ def test_a_value_of_the_step_kept_in_a_list_is_refused_and_given_back() -> None:
     np.testing.assert_array_equal(_host(kept[0]), [2.0, 2.0, 2.0])
 
 
+def test_draws_from_a_generator_made_before_the_step_are_refused() -> None:
+    """A replay would repeat a generator's numbers: drawing from one that outlives the
+    step is refused like the default generator; one made inside the step, from a fixed
+    seed, draws the same numbers on every eager call and is captured."""
+    x = minitorch.ones(2, 3, dtype="float64")
+    g = minitorch.Generator(3)
+
+    def outside(x: minitorch.Tensor) -> minitorch.Tensor:
+        return minitorch.dropout(x, 0.5, generator=g).sum()
+
+    before = g.get_state()
+    with pytest.raises(CaptureError, match=r"minitorch.Generator\(seed=3\), made before"):
+        minitorch.capture(outside)(x)
+    assert g.get_state() != before  # the eager step drew, as it would have without capture
+
+    def inside(x: minitorch.Tensor) -> minitorch.Tensor:
+        noise = minitorch.randn(2, 3, generator=minitorch.Generator(5), dtype="float64")
+        return (x * noise).sum()
+
+    step = minitorch.capture(inside)
+    for k in range(3):
+        np.testing.assert_array_equal(_host(step(x * k)), _host(inside(x * k)))
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 0}
+
+
 def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
     """cross_entropy with ignore_index counts the kept targets on the host: a batch
     with another count runs eagerly (same values), a batch with the same count replays."""

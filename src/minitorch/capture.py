@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from . import _grad_mode
-from .creation import default_generator
+from .creation import default_generator, live_generators
 from .errors import CaptureError
 from .tensor import Tensor
 
@@ -1190,7 +1190,7 @@ class Captured:
         for p in params:
             backends[id(p._backend.xp)] = p._backend
         original = [(p, p.data, p._grad) for p in params]
-        gen_state = default_generator.get_state()
+        gen_states = [(g, g.get_state()) for g in live_generators()]
         patched: list[tuple[Any, dict[str, Any]]] = []
         opt_patched: list[tuple[Any, Any]] = []
         copy: dict[int, Callable[[Any], Any]] = {}
@@ -1224,10 +1224,16 @@ class Captured:
             for p, _, _ in original:  # the real arrays back in place, as eager left them
                 p.data = _real(p.data)
                 p._grad = _real(p._grad)
-        if default_generator.get_state() != gen_state:
+        drawn = [g for g, state in gen_states if g.get_state() != state]
+        if drawn:
+            which = (
+                "the default generator"
+                if drawn[0] is default_generator
+                else f"{drawn[0]!r}, made before the step"
+            )
             raise CaptureError(
-                f"{self!r}: the step drew random numbers from the default generator (randn, "
-                f"rand, randint, dropout): a replay would repeat the same numbers. Draw them "
+                f"{self!r}: the step drew random numbers from {which} (randn, rand, "
+                f"randint, dropout): a replay would repeat the same numbers. Draw them "
                 f"outside the step and pass them in as an argument"
             )
         graphs = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -202,6 +203,7 @@ class Generator:
 
     def __init__(self, seed: int = 0) -> None:
         self.manual_seed(seed)
+        _generators.add(self)
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed`` (an int >= 0); returns the generator."""
@@ -241,8 +243,17 @@ class Generator:
         return f"minitorch.Generator(seed={self._seed})"
 
 
+#: every Generator alive (``minitorch.capture`` checks that a step drew from none of
+#: those made before it)
+_generators: weakref.WeakSet[Generator] = weakref.WeakSet()
+
 #: the generator that draws when no ``generator=`` is given
 default_generator = Generator(0)
+
+
+def live_generators() -> list[Generator]:
+    """The Generators alive now, the default one first."""
+    return [default_generator, *(g for g in list(_generators) if g is not default_generator)]
 
 
 def manual_seed(seed: int) -> Generator:
