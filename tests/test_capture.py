@@ -364,6 +364,110 @@ def test_draws_from_a_generator_made_before_the_step_are_refused() -> None:
     assert step.stats == {"records": 1, "replays": 2, "fallbacks": 0}
 
 
+def test_an_optimizer_traced_as_part_of_the_step_updates_its_parameters() -> None:
+    """With ``params=`` and no ``optimizer=``, SGD's step is recorded like the rest of the
+    step. On NumPy it writes ``data -= lr * g`` into a local name bound to ``p.data``:
+    an in-place operator on a traced array must reach every reference to it (the first
+    version rebound the local name only, and the replays silently left the parameters
+    where they were)."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+    for o in (eager_opt, optimizer):
+        o.momentum = 0.0  # no state kept outside the step
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., minitorch.Tensor]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            loss = minitorch.cross_entropy((x @ ps[0] + ps[1]).relu() @ ps[2] + ps[3], y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return step
+
+    eager, step = make(eager_ps, eager_opt), minitorch.capture(make(ps, optimizer), params=ps)
+    for x, y in _batches(5, 4, "float64"):
+        np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
+    assert step.stats == {"records": 1, "replays": 4, "fallbacks": 0}
+    _assert_same_params(ps, eager_ps)
+
+
+def _inplace_update(w: minitorch.Tensor, x: minitorch.Tensor) -> minitorch.Tensor:
+    loss = ((x @ w) ** 2).sum()
+    loss.backward()
+    data, g = w.data, w.grad
+    data -= 0.01 * g  # NumPy, torch, array-api-strict: in place (w moves); JAX: rebinds data
+    data *= 0.5
+    w.grad = None
+    return loss
+
+
+def test_in_place_operators_on_arrays_behave_as_eagerly() -> None:
+    """``a op= b`` on an array inside the step: where the backend writes in place, every
+    reference sees it; where it cannot (JAX), only the name is rebound; the replays
+    equal the eager function on each backend. A float64 operand into a float32 array
+    keeps float32."""
+    w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    for dtype in ("float64", "float32"):
+        w = minitorch.tensor(w0, requires_grad=True, dtype=dtype)
+        w_eager = minitorch.tensor(w0, requires_grad=True, dtype=dtype)
+        step = minitorch.capture(params=[w])(lambda x, w=w: _inplace_update(w, x))
+        for k in range(4):
+            x = minitorch.tensor(np.full((2, 3), 0.5 + k), dtype=dtype)
+            np.testing.assert_array_equal(_host(step(x)), _host(_inplace_update(w_eager, x)))
+            np.testing.assert_array_equal(_host(w), _host(w_eager))
+        assert step.stats["replays"] == 3 and w.data.dtype == w_eager.data.dtype
+
+
+def test_an_in_place_operator_on_an_array_with_a_view_is_refused() -> None:
+    """Eagerly a view taken before ``a op= b`` changes with ``a``; the replay would not
+    change it, so the recording refuses (where the backend writes in place at all)."""
+    w = minitorch.tensor(np.ones((2, 3)), requires_grad=True)
+
+    def step(x: minitorch.Tensor) -> minitorch.Tensor:
+        loss = (x * w).sum()
+        loss.backward()
+        data = w.data
+        row = data[0, :]  # a view, alive while data changes
+        data -= w.grad
+        w.grad = None
+        assert row is not None
+        return loss
+
+    writes_in_place = hasattr(type(w.data), "__isub__")
+    if writes_in_place:
+        with pytest.raises(CaptureError, match="shares memory with another one"):
+            minitorch.capture(params=[w])(step)(minitorch.ones(2, 3))
+    else:  # JAX: no in-place operator, nothing to refuse
+        minitorch.capture(params=[w])(step)(minitorch.ones(2, 3))
+
+
+def test_a_step_that_changes_its_optimizers_learning_rate_is_refused() -> None:
+    """A schedule advanced inside the step would run only while recording: refused,
+    naming the hyper-parameter; the same schedule between calls is honoured."""
+    eager_ps, eager_opt, eager_raw = _model("float64", "adam")
+    ps, optimizer, raw = _model("float64", "adam")
+
+    def scheduled(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        loss = raw(x, y)
+        optimizer.lr *= 0.5
+        return loss
+
+    batches = _batches(4, 4, "float64")
+    with pytest.raises(CaptureError, match=r"changed its optimizer's lr \(0.01 -> 0.005\)"):
+        minitorch.capture(scheduled, optimizer=optimizer)(*batches[0])
+    optimizer.lr = 0.01
+    eager_raw(*batches[0])  # both have taken the first step
+    step = minitorch.capture(raw, optimizer=optimizer)
+    for x, y in batches[1:]:
+        np.testing.assert_array_equal(_host(step(x, y)), _host(eager_raw(x, y)))
+        optimizer.lr *= 0.5
+        eager_opt.lr *= 0.5
+    # the refused call left gradients set: one recording (with them), then replays
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 0}
+    _assert_same_params(ps, eager_ps)
+
+
 def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
     """cross_entropy with ignore_index counts the kept targets on the host: a batch
     with another count runs eagerly (same values), a batch with the same count replays."""

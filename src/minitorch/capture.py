@@ -277,9 +277,82 @@ def _unary(sym: str) -> Callable[[_Traced], Any]:
     return method
 
 
+def _inplace(name: str, sym: str) -> Callable[[_Traced, Any], Any]:
+    """``a op= b`` on a traced array. Where the real array's type writes in place
+    (NumPy, torch, array-api-strict), every reference to ``a`` must see the result (an
+    optimizer's ``data = p.data; data -= lr * g`` updates the parameter): the recording
+    notes ``a op b``, cast back to ``a``'s dtype, and ``a`` stands for that result from
+    then on. A type without the operator (JAX) returns NotImplemented, and Python
+    computes ``a = a op b``, as it does eagerly."""
+
+    def method(self: _Traced, other: Any) -> Any:
+        if not hasattr(type(self.value), f"__i{name}__"):
+            return NotImplemented
+        rec = self._recorder()
+        real_other = rec.unwrap(other)[0]
+        probe = _copy_of(self.value)
+        getattr(probe, f"__i{name}__")(real_other)  # what eager would raise, it raises
+        for w in rec.proxies:
+            t = w()
+            if t is not None and t is not self and _shares_memory(t.value, self.value):
+                raise CaptureError(
+                    f"an in-place {sym}= on an array of the step that shares memory with "
+                    f"another one (a view): the replay would not change the view. Write "
+                    f"it out of place (a = a {sym} b), or through Tensor ops"
+                )
+        out = rec.operator(sym, (self, other))
+        if type(out) is _Traced and out.value.dtype != self.value.dtype:
+            out = rec.call(_astype, "astype", (out, self.value.dtype), {})
+        if type(out) is not _Traced:  # pragma: no cover - an operator gives an array
+            return out
+        self.slot, self.value, self.const = out.slot, out.value, out.const
+        return self
+
+    return method
+
+
+def _astype(x: Any, dtype: Any) -> Any:
+    """``x`` cast to ``dtype`` (NumPy, array-api-strict: the namespace's; torch: ``to``)."""
+    if hasattr(x, "__array_namespace__"):
+        return x.__array_namespace__().astype(x, dtype)
+    return x.to(dtype)
+
+
+def _copy_of(x: Any) -> Any:
+    """A copy of a backend array (NumPy, torch, array-api-strict)."""
+    if hasattr(x, "clone"):
+        return x.clone()
+    if hasattr(x, "copy"):
+        return x.copy()
+    return x.__array_namespace__().asarray(x, copy=True)
+
+
+def _memory_of(x: Any) -> Any:
+    """The NumPy array or torch storage behind a backend array (None: unknown)."""
+    if isinstance(x, np.ndarray):
+        return x
+    inner = getattr(x, "_array", None)  # array-api-strict's
+    if isinstance(inner, np.ndarray):
+        return inner
+    if hasattr(x, "untyped_storage"):
+        return x.untyped_storage()
+    return None
+
+
+def _shares_memory(a: Any, b: Any) -> bool:
+    ma, mb = _memory_of(a), _memory_of(b)
+    if isinstance(ma, np.ndarray) and isinstance(mb, np.ndarray):
+        return bool(np.may_share_memory(ma, mb))
+    if ma is None or mb is None or isinstance(ma, np.ndarray) or isinstance(mb, np.ndarray):
+        return False
+    return bool(ma.data_ptr() == mb.data_ptr() and ma.nbytes() > 0)
+
+
 for _name, _sym in _BINARY.items():
     setattr(_Traced, f"__{_name}__", _binary(_sym, False))
     setattr(_Traced, f"__r{_name}__", _binary(_sym, True))
+    if _name != "matmul":
+        setattr(_Traced, f"__i{_name}__", _inplace(_name, _sym))
 for _name, _sym in _COMPARE.items():
     setattr(_Traced, f"__{_name}__", _binary(_sym, False))
 for _name, _sym in _UNARY.items():
@@ -1191,6 +1264,7 @@ class Captured:
             backends[id(p._backend.xp)] = p._backend
         original = [(p, p.data, p._grad) for p in params]
         gen_states = [(g, g.get_state()) for g in live_generators()]
+        hypers = [_hyper_parameters(opt) for opt in self.optimizers]
         patched: list[tuple[Any, dict[str, Any]]] = []
         opt_patched: list[tuple[Any, Any]] = []
         copy: dict[int, Callable[[Any], Any]] = {}
@@ -1224,6 +1298,16 @@ class Captured:
             for p, _, _ in original:  # the real arrays back in place, as eager left them
                 p.data = _real(p.data)
                 p._grad = _real(p._grad)
+        for opt, before in zip(self.optimizers, hypers, strict=True):
+            changed = {k: v for k, v in before.items() if _hyper_parameters(opt)[k] != v}
+            if changed:
+                k, v = next(iter(changed.items()))
+                raise CaptureError(
+                    f"{self!r}: the step changed its optimizer's {k} ({v!r} -> "
+                    f"{getattr(opt, k)!r}): the Python code of a step runs only while it "
+                    f"records, so the replays would not change it again. Change it between "
+                    f"calls (a learning-rate schedule after each call of the step)"
+                )
         drawn = [g for g, state in gen_states if g.get_state() != state]
         if drawn:
             which = (
@@ -1270,6 +1354,11 @@ def _swap_namespace(rec: _Recorder, ns: Any) -> dict[str, Any]:
 
 def _recordable(name: str, fn: Any) -> bool:
     return callable(fn) and not isinstance(fn, type) and name not in _METADATA_FUNCTIONS
+
+
+def _hyper_parameters(opt: Any) -> dict[str, Any]:
+    """An optimizer's hyper-parameters (``lr``, ``betas``...) as they are now."""
+    return {k: getattr(opt, k, None) for k in getattr(opt, "_hyper", ())}
 
 
 def _copier(asarray: Callable[..., Any]) -> Callable[[Any], Any]:
@@ -1453,7 +1542,8 @@ def _release(rec: _Recorder) -> list[str]:
                 problems.append(
                     f"a {type(holder).__name__} outside the step keeps an array of shape "
                     f"{tuple(t.value.shape)} computed in it: the replay would not update it; "
-                    f"return it from the step instead"
+                    f"return it from the step instead (an optimizer's state? give the "
+                    f"optimizer to capture(optimizer=...))"
                 )
     return list(dict.fromkeys(problems))
 
