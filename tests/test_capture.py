@@ -469,6 +469,86 @@ def test_a_step_that_changes_its_optimizers_learning_rate_is_refused() -> None:
     _assert_same_params(ps, eager_ps)
 
 
+def test_tensor_ops_on_arrays_computed_in_the_step_are_recorded() -> None:
+    """Arrays of the step (``p.grad`` inside the step, what a VJP saved) meet Tensors in
+    PyTorch-style updates, in a gradient clipped by a tensor and assigned to ``.grad``,
+    and in a gradient penalty through ``cross_entropy`` (its VJP mixes saved arrays with
+    Tensors): each replays as eager steps run (the first version refused them as host
+    reads, or as a wrong type for ``.grad``)."""
+
+    def make(kind: str, ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            opt.zero_grad()
+            logits = minitorch.relu(x @ ps[0] + ps[1]) @ ps[2] + ps[3]
+            loss = minitorch.cross_entropy(logits, y)
+            if kind == "penalty":
+                (g,) = minitorch.autograd.grad(loss, [ps[2]], create_graph=True)
+                (loss + 0.1 * (g * g).sum()).backward()
+            else:
+                loss.backward()
+            if kind == "clip":
+                for p in ps:
+                    xp = p.backend.xp
+                    norm = xp.sqrt(xp.sum(p.grad * p.grad))
+                    p.grad = p.grad * xp.minimum(1.0, 0.5 / (norm + 1e-12))
+            if kind == "by_hand":
+                with minitorch.no_grad():
+                    for p in ps:
+                        p -= 0.05 * p.grad
+                        p.grad = None
+            else:
+                opt.step()
+            return loss
+
+        return step
+
+    for kind in ("by_hand", "clip", "penalty"):
+        eager_ps, eager_opt, _ = _model("float64")
+        ps, optimizer, _ = _model("float64")
+        eager = make(kind, eager_ps, eager_opt)
+        step = minitorch.capture(make(kind, ps, optimizer), optimizer=optimizer, params=ps)
+        for x, y in _batches(5, 4, "float64"):
+            np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)), err_msg=kind)
+        assert step.stats["replays"] >= 3, kind
+        _assert_same_params(ps, eager_ps)
+
+
+def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again() -> None:
+    """A metric with ignore_index after opt.step() counts kept targets on the host: when
+    the count changes, the replay cannot fall back (the parameters have moved). It
+    raises, having stepped as eager does, and drops the recording."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+            opt.zero_grad()
+            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+            loss.backward()
+            opt.step()
+            with minitorch.no_grad():
+                metric = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y, ignore_index=0)
+            return loss, metric
+
+        return step
+
+    eager, step = (
+        make(eager_ps, eager_opt),
+        minitorch.capture(make(ps, optimizer), optimizer=optimizer),
+    )
+    x = _batches(1, 4, "float64")[0][0]
+    for y in ([1, 2, 3, 1], [1, 2, 3, 2], [2, 2, 3, 2]):  # 4 kept: record, record, replay
+        step(x, minitorch.tensor(y))
+        eager(x, minitorch.tensor(y))
+    with pytest.raises(CaptureError, match="the optimizer has stepped"):
+        step(x, minitorch.tensor([0, 2, 3, 1]))  # 3 kept
+    eager(x, minitorch.tensor([0, 2, 3, 1]))
+    _assert_same_params(ps, eager_ps)  # both stepped
+    assert step.recordings == 1  # the one made without gradients is kept
+    step(x, minitorch.tensor([0, 2, 3, 1]))  # records again
+    assert step.recordings == 2 and step.stats["records"] == 3
+
+
 def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
     """cross_entropy with ignore_index counts the kept targets on the host: a batch
     with another count runs eagerly (same values), a batch with the same count replays."""
@@ -700,6 +780,11 @@ def test_numbers_in_the_signature_are_typed_at_every_level() -> None:
     g(xf, float("nan"))
     assert np.all(np.isnan(_host(g(xf, float("nan")))))
     assert g.stats == {"records": 3, "replays": 1, "fallbacks": 0}
+    # NumPy scalars too (np.float64 is a float subclass; np.float32 is not)
+    for zero in (np.float64, np.float32):
+        g(xf, zero(0.0))
+        assert np.all(np.signbit(_host(g(xf, zero(-0.0)))))
+    assert g.stats == {"records": 7, "replays": 1, "fallbacks": 0}
 
 
 def test_an_optimizer_given_twice_is_stepped_once_and_restored() -> None:

@@ -130,6 +130,8 @@ class _Traced:
     producing a new variable (``slot``) of the program."""
 
     __slots__ = ("__weakref__", "_rec", "const", "slot", "value")
+    #: the backend layer treats it as the array it stands for (``is_array_of``)
+    _minitorch_stand_in = True
     __array_ufunc__ = None  # NumPy defers `ndarray + traced` to the traced array
     __array_priority__ = 2000
     __hash__ = object.__hash__
@@ -1436,6 +1438,12 @@ def _value_key(a: Any) -> Any:
         return (tuple, tuple(_value_key(x) for x in a))
     if ta is float:
         return (float, a.hex())
+    if ta is complex:
+        return (complex, a.real.hex(), a.imag.hex())
+    if isinstance(a, np.floating | np.complexfloating):  # NumPy scalars, by their bytes
+        return (ta, a.tobytes())
+    if isinstance(a, float | complex):  # other subclasses
+        return (ta, complex(a).real.hex(), complex(a).imag.hex())
     if isinstance(a, Tensor):
         raise TypeError  # a tensor inside a tuple
     return (ta, a)
