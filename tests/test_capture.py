@@ -406,8 +406,8 @@ def _inplace_update(w: minitorch.Tensor, x: minitorch.Tensor) -> minitorch.Tenso
 def test_in_place_operators_on_arrays_behave_as_eagerly() -> None:
     """``a op= b`` on an array inside the step: where the backend writes in place, every
     reference sees it; where it cannot (JAX), only the name is rebound; the replays
-    equal the eager function on each backend. A float64 operand into a float32 array
-    keeps float32."""
+    equal the eager function on each backend. On NumPy a float64 operand into a float32
+    array keeps float32."""
     w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     for dtype in ("float64", "float32"):
         w = minitorch.tensor(w0, requires_grad=True, dtype=dtype)
@@ -418,6 +418,21 @@ def test_in_place_operators_on_arrays_behave_as_eagerly() -> None:
             np.testing.assert_array_equal(_host(step(x)), _host(_inplace_update(w_eager, x)))
             np.testing.assert_array_equal(_host(w), _host(w_eager))
         assert step.stats["replays"] == 3 and w.data.dtype == w_eager.data.dtype
+    if minitorch.get_backend().name == "numpy":  # a float64 array into a float32 one
+        a, b = (minitorch.tensor(np.ones(3), dtype="float32") for _ in range(2))
+
+        def halve(t: minitorch.Tensor, x: minitorch.Tensor) -> minitorch.Tensor:
+            data = t.data
+            data *= np.asarray([0.5, 0.25, 0.125]) * x.data  # float64: cast back
+            return x * 1.0
+
+        step = minitorch.capture(params=[a])(lambda x: halve(a, x))
+        for k in range(3):
+            x = minitorch.tensor(np.full(3, 1.0 + k), dtype="float32")
+            step(x)
+            halve(b, x)
+            assert a.data.dtype == np.float32
+            np.testing.assert_array_equal(_host(a), _host(b))
 
 
 def test_an_in_place_operator_on_an_array_with_a_view_is_refused() -> None:

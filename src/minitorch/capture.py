@@ -314,10 +314,11 @@ def _inplace(name: str, sym: str) -> Callable[[_Traced, Any], Any]:
 
 
 def _astype(x: Any, dtype: Any) -> Any:
-    """``x`` cast to ``dtype`` (NumPy, array-api-strict: the namespace's; torch: ``to``)."""
+    """``x`` cast to ``dtype`` (the array's namespace's ``astype``, else its method: a
+    CuPy array's ``astype``, a torch tensor's ``to``)."""
     if hasattr(x, "__array_namespace__"):
         return x.__array_namespace__().astype(x, dtype)
-    return x.to(dtype)
+    return x.astype(dtype) if hasattr(x, "astype") else x.to(dtype)
 
 
 def _copy_of(x: Any) -> Any:
