@@ -781,12 +781,18 @@ class _Program:
         self.inplace = len(reuse)
         src = _Source()
         lines: list[str] = []
-        for i, (ds, gs) in enumerate(param_in):  # the parameters' arrays at the start
-            p = src.name(params[i], "P")
+
+        def read(pi: int, ds: int, gs: int | None) -> None:
+            """Bind parameter ``pi``'s ``.data`` and ``._grad`` to the variables ``ds``
+            and ``gs``, where the replay reads them later."""
+            p = src.name(params[pi], "P")
             if ds in last:
                 lines.append(f"v{ds} = {p}.data")
             if gs is not None and gs in last:
                 lines.append(f"v{gs} = {p}._grad")
+
+        for i, (ds, gs) in enumerate(param_in):  # the parameters' arrays at the start
+            read(i, ds, gs)
         late = False
         state = list(param_in)  # the slots the parameters' .data and ._grad hold now
         segment: list[_Call] = []
@@ -854,11 +860,7 @@ class _Program:
                 lines.append(f"{src.name(steps[ins.opt], 'H')}()")
                 for pi, ds, gs in ins.outs:
                     state[pi] = (ds, gs)
-                    p = src.name(params[pi], "P")
-                    if ds in last:
-                        lines.append(f"v{ds} = {p}.data")
-                    if gs is not None and gs in last:
-                        lines.append(f"v{gs} = {p}._grad")
+                    read(pi, ds, gs)
                 late = True
         flush(end)
         for i, (d, g1) in enumerate(writes):  # the parameters' arrays at the end
@@ -1302,12 +1304,13 @@ class Captured:
                 p.data = _real(p.data)
                 p._grad = _real(p._grad)
         for opt, before in zip(self.optimizers, hypers, strict=True):
-            changed = {k: v for k, v in before.items() if _hyper_parameters(opt)[k] != v}
+            after = _hyper_parameters(opt)
+            changed = [k for k, v in before.items() if after[k] != v]
             if changed:
-                k, v = next(iter(changed.items()))
+                k = changed[0]
                 raise CaptureError(
-                    f"{self!r}: the step changed its optimizer's {k} ({v!r} -> "
-                    f"{getattr(opt, k)!r}): the Python code of a step runs only while it "
+                    f"{self!r}: the step changed its optimizer's {k} ({before[k]!r} -> "
+                    f"{after[k]!r}): the Python code of a step runs only while it "
                     f"records, so the replays would not change it again. Change it between "
                     f"calls (a learning-rate schedule after each call of the step)"
                 )
