@@ -17,6 +17,7 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _timing import interleaved, paired_ratio  # noqa: E402
@@ -79,33 +80,28 @@ def main() -> None:
         mx, my = mt.tensor(x), mt.tensor(y)
         tx, ty = torch.tensor(x), torch.tensor(y)
 
-        opt = mt.optim.SGD(mt_params, lr=LR)
+        def train(params: list[mt.Tensor], opt: mt.optim.SGD) -> Callable[..., mt.Tensor]:
+            def step(x: mt.Tensor, y: mt.Tensor) -> mt.Tensor:
+                w1, b1, w2, b2, w3, b3 = params
+                h = mt.relu(x @ w1 + b1)
+                h = mt.relu(h @ w2 + b2)
+                loss = mt.cross_entropy(h @ w3 + b3, y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                return loss
+
+            return step
+
         cap_opt = mt.optim.SGD(cap_params, lr=LR)
-
-        def cap_train(x: mt.Tensor, y: mt.Tensor) -> mt.Tensor:
-            w1, b1, w2, b2, w3, b3 = cap_params
-            h = mt.relu(x @ w1 + b1)
-            h = mt.relu(h @ w2 + b2)
-            loss = mt.cross_entropy(h @ w3 + b3, y)
-            loss.backward()
-            cap_opt.step()
-            cap_opt.zero_grad()
-            return loss
-
-        replay = mt.capture(cap_train, optimizer=cap_opt)
+        eager = train(mt_params, mt.optim.SGD(mt_params, lr=LR))
+        replay = mt.capture(train(cap_params, cap_opt), optimizer=cap_opt)
 
         def cap_step() -> float:
-            return float(replay(mx, my).item())  # the loss read after the step, as above
+            return float(replay(mx, my).item())  # the loss read after the step
 
         def mt_step() -> float:
-            w1, b1, w2, b2, w3, b3 = mt_params
-            h = mt.relu(mx @ w1 + b1)
-            h = mt.relu(h @ w2 + b2)
-            loss = mt.cross_entropy(h @ w3 + b3, my)
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            return float(loss.item())
+            return float(eager(mx, my).item())
 
         def torch_step() -> float:
             w1, b1, w2, b2, w3, b3 = t_params

@@ -32,6 +32,7 @@ if _MINIMODEL.is_dir():  # the checkout's minimodel, when it is not installed
 
 import argparse  # noqa: E402
 import math  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from functools import partial  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -147,31 +148,29 @@ def main() -> None:
     config = LMConfig(vocab_size=VOCAB, gelu_approximate=args.gelu)
     model = TinyLM(config)
     sd = {k: np.array(v) for k, v in model.state_dict().items()}
-    opt = minitorch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
     rng = np.random.default_rng(0)
     idx = rng.integers(0, VOCAB, (BATCH, config.block_size))
     targets = rng.integers(0, VOCAB, (BATCH, config.block_size))
 
-    def mini_step() -> float:
-        opt.zero_grad()
-        loss = model.loss(idx, targets)
-        loss.backward()
-        opt.step()
-        return loss.item()
+    def train(model: TinyLM, opt: minitorch.optim.AdamW) -> Callable[..., minitorch.Tensor]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            opt.zero_grad()
+            loss = model.loss(x, y)
+            loss.backward()
+            opt.step()
+            return loss
 
+        return step
+
+    eager = train(model, minitorch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD))
     minitorch.manual_seed(0)
     cap_model = TinyLM(config)  # the same weights again
     cap_opt = minitorch.optim.AdamW(cap_model.parameters(), lr=LR, weight_decay=WD)
-
-    @minitorch.capture(optimizer=cap_opt)
-    def cap_train(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
-        cap_opt.zero_grad()
-        loss = cap_model.loss(x, y)
-        loss.backward()
-        cap_opt.step()
-        return loss
-
+    cap_train = minitorch.capture(train(cap_model, cap_opt), optimizer=cap_opt)
     cx, cy = minitorch.tensor(idx), minitorch.tensor(targets)
+
+    def mini_step() -> float:
+        return eager(cx, cy).item()
 
     def cap_step() -> float:
         return cap_train(cx, cy).item()  # the loss read after the step
