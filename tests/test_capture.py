@@ -458,6 +458,89 @@ def test_an_in_place_operator_on_an_array_with_a_view_is_refused() -> None:
         minitorch.capture(params=[w])(step)(minitorch.ones(2, 3))
 
 
+def _write_through(w: minitorch.Tensor, x: minitorch.Tensor) -> minitorch.Tensor:
+    """A hand-written update that writes into the parameter's and the argument's arrays."""
+    xp = w.backend.xp
+    loss = ((x @ w) ** 2).sum()
+    loss.backward()
+    buf = xp.zeros_like(w.data)  # a constant of the recording: fresh zeros every step
+    buf += w.grad
+    data = w.data
+    data -= 0.01 * buf
+    w.grad = None
+    arg = x.data
+    arg *= 0.5  # into the caller's array; nothing in the step reads it again
+    return loss
+
+
+@pytest.mark.parametrize("graphs", [False, True])
+def test_in_place_writes_reach_arrays_outside_the_step(
+    graphs: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An in-place write into a parameter's array reaches an alias of it kept outside the
+    step, and one into an argument's array reaches the caller's, at every replay as
+    eagerly (the first version computed them out of place: the alias kept the old values
+    and the argument was never written). A constant written in place is not: each
+    replay starts from fresh zeros as eager steps do. With CUDA graphs (emulated on
+    NumPy) the writes run outside the graphs."""
+    if graphs:
+        if minitorch.get_backend().name != "numpy":
+            pytest.skip("the emulated graph runner holds NumPy buffers")
+        capture_module = importlib.import_module("minitorch.capture")
+        monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    w = minitorch.tensor(w0, requires_grad=True, dtype="float64")
+    w_eager = minitorch.tensor(w0, requires_grad=True, dtype="float64")
+    alias, alias_eager = w.data, w_eager.data  # held outside, before any call
+    step = minitorch.capture(params=[w])(lambda x: _write_through(w, x))
+    for k in range(5):
+        x0 = np.full((2, 3), 1.0 + k)
+        x, x_eager = minitorch.tensor(x0), minitorch.tensor(x0)
+        np.testing.assert_array_equal(_host(step(x)), _host(_write_through(w_eager, x_eager)))
+        np.testing.assert_array_equal(_host(w), _host(w_eager))
+        np.testing.assert_array_equal(_host(alias), _host(alias_eager))
+        np.testing.assert_array_equal(_host(x), _host(x_eager))
+    assert step.stats["replays"] == 4
+    if hasattr(type(w.data), "__isub__"):  # written in place: the alias followed
+        assert w.data is alias
+        np.testing.assert_array_equal(_host(x), np.full((2, 3), 2.5))
+        assert not np.array_equal(_host(alias), w0)
+
+
+def test_a_guard_after_an_in_place_write_into_a_parameter_cannot_fall_back() -> None:
+    """After a write into a parameter's array, a guard whose value changes cannot run
+    the step eagerly again (the parameter has moved): it raises, as after an optimizer
+    step, and the parameters are those of the eager step."""
+    w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    w = minitorch.tensor(w0, requires_grad=True, dtype="float64")
+    w_eager = minitorch.tensor(w0, requires_grad=True, dtype="float64")
+
+    def make(w: minitorch.Tensor) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+            loss = ((x @ w) ** 2).sum()
+            loss.backward()
+            data = w.data
+            data -= 0.01 * w.grad
+            w.grad = None
+            with minitorch.no_grad():
+                metric = minitorch.cross_entropy(x @ w, y, ignore_index=0)
+            return loss, metric
+
+        return step
+
+    if not hasattr(type(w.data), "__isub__"):
+        pytest.skip("JAX arrays are not written in place")
+    step, eager = minitorch.capture(make(w), params=[w]), make(w_eager)
+    x = minitorch.tensor(np.ones((2, 3)))
+    for y in ([1, 2], [2, 3]):
+        step(x, minitorch.tensor(y))
+        eager(x, minitorch.tensor(y))
+    with pytest.raises(CaptureError, match="in-place write into a parameter"):
+        step(x, minitorch.tensor([0, 2]))
+    eager(x, minitorch.tensor([0, 2]))
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
+
+
 def test_a_step_that_changes_its_optimizers_learning_rate_is_refused() -> None:
     """A schedule advanced inside the step would run only while recording: refused,
     naming the hyper-parameter; the same schedule between calls is honoured."""

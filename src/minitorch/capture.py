@@ -109,6 +109,8 @@ _BINARY = {
     "lshift": "<<",
     "rshift": ">>",
 }
+#: the in-place operators recorded (``a -= b``)
+_INPLACE_SYMS = frozenset(sym + "=" for n, sym in _BINARY.items() if n != "matmul")
 _COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _UNARY = {"neg": "-", "pos": "+", "invert": "~", "abs": "abs"}
 _OPERATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -281,19 +283,20 @@ def _unary(sym: str) -> Callable[[_Traced], Any]:
 
 def _inplace(name: str, sym: str) -> Callable[[_Traced, Any], Any]:
     """``a op= b`` on a traced array. Where the real array's type writes in place
-    (NumPy, torch, array-api-strict), every reference to ``a`` must see the result (an
-    optimizer's ``data = p.data; data -= lr * g`` updates the parameter): the recording
-    notes ``a op b``, cast back to ``a``'s dtype, and ``a`` stands for that result from
-    then on. A type without the operator (JAX) returns NotImplemented, and Python
-    computes ``a = a op b``, as it does eagerly."""
+    (NumPy, torch, array-api-strict), it writes in place here too, and the recording
+    notes ``a op= b``: every reference to ``a``, inside the step or outside it (an
+    optimizer's ``data = p.data; data -= lr * g`` updates the parameter, and a view of
+    it the user keeps), sees the result while recording and at every replay. A type
+    without the operator (JAX) returns NotImplemented, and Python computes
+    ``a = a op b``, as it does eagerly. A constant of the recording is not written:
+    ``a`` then stands for the out-of-place result (a replay must not change the
+    constant it starts from)."""
 
     def method(self: _Traced, other: Any) -> Any:
         if not hasattr(type(self.value), f"__i{name}__"):
             return NotImplemented
         rec = self._recorder()
-        real_other = rec.unwrap(other)[0]
-        probe = _copy_of(self.value)
-        getattr(probe, f"__i{name}__")(real_other)  # what eager would raise, it raises
+        real_other, t_other, _ = rec.unwrap(other)
         for w in rec.proxies:
             t = w()
             if t is not None and t is not self and _shares_memory(t.value, self.value):
@@ -302,12 +305,23 @@ def _inplace(name: str, sym: str) -> Callable[[_Traced, Any], Any]:
                     f"another one (a view): the replay would not change the view. Write "
                     f"it out of place (a = a {sym} b), or through Tensor ops"
                 )
-        out = rec.operator(sym, (self, other))
-        if type(out) is _Traced and out.value.dtype != self.value.dtype:
-            out = rec.call(_astype, "astype", (out, self.value.dtype), {})
-        if type(out) is not _Traced:  # pragma: no cover - an operator gives an array
-            return out
-        self.slot, self.value, self.const = out.slot, out.value, out.const
+        if self.const:
+            probe = _copy_of(self.value)
+            getattr(probe, f"__i{name}__")(real_other)  # what eager would raise, it raises
+            out = rec.operator(sym, (self, other))
+            if type(out) is _Traced and out.value.dtype != self.value.dtype:
+                out = rec.call(_astype, "astype", (out, self.value.dtype), {})
+            if type(out) is not _Traced:  # pragma: no cover - an operator gives an array
+                return out
+            self.slot, self.value, self.const = out.slot, out.value, out.const
+            return self
+        written = getattr(self.value, f"__i{name}__")(real_other)
+        if written is NotImplemented:  # pragma: no cover - Python tries a = a op b
+            return NotImplemented
+        effect = any(v is written or _shares_memory(v, written) for v in rec.inputs)
+        slot = rec.slot_for(written)
+        rec.instrs.append(_Call(None, sym + "=", (_Ref(self.slot), t_other), {}, slot, effect))
+        self.slot, self.value = slot, written
         return self
 
     return method
@@ -382,14 +396,24 @@ class _Ref:
 
 
 class _Call:
-    """``outs = fn(*args, **kwargs)`` (or an operator ``op``: ``+``, ``[]``, ``.mT``)."""
+    """``outs = fn(*args, **kwargs)`` (or an operator ``op``: ``+``, ``[]``, ``.mT``, or
+    an in-place one, ``-=``, whose ``outs`` is its first argument's array written).
+    ``effect``: it writes into an array from outside the step (an argument's, a
+    parameter's), which the replay must do even where nothing reads the result."""
 
-    __slots__ = ("args", "fn", "kwargs", "op", "outs")
+    __slots__ = ("args", "effect", "fn", "kwargs", "op", "outs")
 
     def __init__(
-        self, fn: Any, op: str | None, args: Any, kwargs: dict[str, Any], outs: Any
+        self,
+        fn: Any,
+        op: str | None,
+        args: Any,
+        kwargs: dict[str, Any],
+        outs: Any,
+        effect: bool = False,
     ) -> None:
         self.fn, self.op, self.args, self.kwargs, self.outs = fn, op, args, kwargs, outs
+        self.effect = effect
 
 
 class _Guard:
@@ -455,13 +479,24 @@ class _Recorder:
         self.proxies: list[weakref.ref[_Traced]] = []
         #: slot -> the array it held while recording (to tell which may be overwritten)
         self.values: dict[int, Any] = {}
+        #: the arrays from outside the step: its arguments', its parameters'
+        self.inputs: list[Any] = []
 
-    def new(self, value: Any, const: bool = False) -> _Traced:
-        t = _Traced(self, self.n, value, const)
+    def slot_for(self, value: Any) -> int:
+        """A new variable of the program, holding ``value`` while recording."""
         self.values[self.n] = value
         self.n += 1
+        return self.n - 1
+
+    def new(self, value: Any, const: bool = False) -> _Traced:
+        t = _Traced(self, self.slot_for(value), value, const)
         self.proxies.append(weakref.ref(t))
         return t
+
+    def new_input(self, value: Any) -> _Traced:
+        """A traced array for an array from outside the step."""
+        self.inputs.append(value)
+        return self.new(value)
 
     def unwrap(self, a: Any) -> tuple[Any, Any, bool]:
         """``(real value, template, whether it reads a traced array)``."""
@@ -635,6 +670,8 @@ class _Source:
             return f"v{c.outs} = {call}{_comment(fn)}"
         if c.op is not None:
             a = [self.render(x) for x in args]
+            if c.op in _INPLACE_SYMS:  # writes into its first argument's array
+                return f"v{c.outs} = {a[0]}; v{c.outs} {c.op} {a[1]}"
             if c.op == "[]":
                 expr = f"{a[0]}[{a[1]}]"
             elif c.op in (".mT", ".T"):
@@ -833,13 +870,20 @@ class _Program:
             segment.clear()
 
         for i, ins in enumerate(kept):
-            if type(ins) is _Call:
+            if type(ins) is _Call and not ins.effect:
                 if not segment:
                     seg_start = i
                 segment.append(ins)
                 continue
             flush(i)
-            if type(ins) is _Guard:
+            if type(ins) is _Call:
+                # a write into an array from outside the step (outside any CUDA graph,
+                # whose buffers are copies): a guard after it cannot fall back to eager
+                lines.append(src.call(ins))
+                dels([s for s in _instr_reads(ins) if last.get(s) == i])
+                dels([s for s in _outs(ins.outs) if s not in last])
+                late = True
+            elif type(ins) is _Guard:
                 conv = src.name(ins.convert, "C")
                 want = src.render(ins.value) if _literal(ins.value) else src.name(ins.value, "K")
                 lines.append(f"if {conv}(v{ins.slot}) != {want}:")
@@ -895,7 +939,7 @@ def _live(
     for i in range(len(instrs) - 1, -1, -1):
         ins = instrs[i]
         if type(ins) is _Call:
-            if any(s in needed for s in _outs(ins.outs)):
+            if ins.effect or any(s in needed for s in _outs(ins.outs)):
                 keep[i] = True
                 needed.update(_refs(ins.args))
                 needed.update(_refs(ins.kwargs))
@@ -1190,8 +1234,9 @@ class Captured:
                 del self._programs[key]
                 raise CaptureError(
                     f"{self!r}: a value the step read on the host after its optimizer step "
-                    f"changed, so the replay cannot go on (the optimizer has stepped); the "
-                    f"recording is dropped. Move that read out of the step."
+                    f"(or an in-place write into a parameter or an argument) changed, so the "
+                    f"replay cannot go on (the optimizer has stepped); the recording is "
+                    f"dropped. Move that read out of the step, or before the update."
                 ) from None
             prog.fallbacks += 1
             self.stats["fallbacks"] += 1
@@ -1254,7 +1299,7 @@ class Captured:
                     f"are the step's data: pass tensors that do not require grad, and give "
                     f"trained tensors to capture(params=...) or through an optimizer"
                 )
-            t = rec.new(a.data)
+            t = rec.new_input(a.data)
             arg_slots.append(t.slot)
             backends[id(a._backend.xp)] = a._backend
             s = Tensor._make(t, a._backend, None)
@@ -1276,8 +1321,8 @@ class Captured:
         steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
         try:
             for p in params:
-                d = rec.new(p.data)
-                g = None if p._grad is None else rec.new(p._grad)
+                d = rec.new_input(p.data)
+                g = None if p._grad is None else rec.new_input(p._grad)
                 param_in.append((d.slot, None if g is None else g.slot))
                 p.data, p._grad = d, g
             for be in backends.values():
@@ -1409,8 +1454,8 @@ def _host_step(
             rec.paused -= 1
         outs: list[tuple[int, int, int | None]] = []
         for p in opt.params:
-            d = rec.new(p.data)
-            g = None if p._grad is None else rec.new(p._grad)
+            d = rec.new_input(p.data)
+            g = None if p._grad is None else rec.new_input(p._grad)
             p.data, p._grad = d, g
             outs.append((index[id(p)], d.slot, None if g is None else g.slot))
         rec.instrs.append(_Host(i, ins, outs))
