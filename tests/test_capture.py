@@ -217,19 +217,40 @@ def test_a_host_read_inside_the_step_is_refused(read: Callable[[minitorch.Tensor
     assert step.stats["records"] == 0
 
 
-def test_clip_grad_norm_inside_the_step_is_refused() -> None:
-    ps, optimizer, _ = _model("float64")
+def test_clipping_class_weights_and_ignored_targets_replay_without_host_reads() -> None:
+    """clip_grad_norm_, cross_entropy's class weights and the count of targets kept by
+    ignore_index stay on the device (the first versions read the norm, the summed
+    weights and the count on the host: clipping and weights were refused, and every
+    batch with another count of ignored targets ran eagerly). Batches with a varying
+    number of ignored targets replay, equal to eager training to the bit."""
+    eager_ps, eager_opt, _ = _model("float64", "adam")
+    ps, optimizer, _ = _model("float64", "adam")
+    weight = minitorch.tensor(np.linspace(0.5, 2.0, N_OUT))
 
-    def train_step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
-        optimizer.zero_grad()
-        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
-        loss.backward()
-        minitorch.optim.clip_grad_norm_(ps, 1.0)
-        optimizer.step()
-        return loss
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+            opt.zero_grad()
+            logits = (x @ ps[0] + ps[1]).relu() @ ps[2] + ps[3]
+            loss = minitorch.cross_entropy(logits, y, weight, ignore_index=0)
+            loss.backward()
+            norm = minitorch.optim.clip_grad_norm_(ps, 0.5)
+            opt.step()
+            return loss, norm
 
-    with pytest.raises(CaptureError, match=r"float\(\) of a value computed inside"):
-        minitorch.capture(train_step, optimizer=optimizer)(*_batches(1, 4, "float64")[0])
+        return step
+
+    eager, step = (
+        make(eager_ps, eager_opt),
+        minitorch.capture(make(ps, optimizer), optimizer=optimizer),
+    )
+    rng = np.random.default_rng(3)
+    for x, _ in _batches(8, 6, "float64"):
+        y = minitorch.tensor(rng.integers(0, N_OUT, 6))  # 0 is ignored: a varying count
+        for got, want in zip(step(x, y), eager(x, y), strict=True):
+            np.testing.assert_array_equal(_host(got), _host(want))
+        _assert_same_params(ps, eager_ps)
+    # a second recording: from the second call on, the gradients are set at the start
+    assert step.stats == {"records": 2, "replays": 6, "fallbacks": 0}
 
 
 def test_what_a_replay_cannot_repeat_is_refused() -> None:
@@ -523,7 +544,7 @@ def test_a_guard_after_an_in_place_write_into_a_parameter_cannot_fall_back() -> 
             data -= 0.01 * w.grad
             w.grad = None
             with minitorch.no_grad():
-                metric = minitorch.cross_entropy(x @ w, y, ignore_index=0)
+                metric = minitorch.cross_entropy(x @ w, y)  # checks the targets
             return loss, metric
 
         return step
@@ -536,8 +557,8 @@ def test_a_guard_after_an_in_place_write_into_a_parameter_cannot_fall_back() -> 
         step(x, minitorch.tensor(y))
         eager(x, minitorch.tensor(y))
     with pytest.raises(CaptureError, match="in-place write into a parameter"):
-        step(x, minitorch.tensor([0, 2]))
-    eager(x, minitorch.tensor([0, 2]))
+        step(x, minitorch.tensor([-100, 2]))  # an ignored target: another check
+    eager(x, minitorch.tensor([-100, 2]))
     np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 
@@ -612,20 +633,20 @@ def test_tensor_ops_on_arrays_computed_in_the_step_are_recorded() -> None:
 
 
 def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again() -> None:
-    """A metric with ignore_index after opt.step() counts kept targets on the host: when
-    the count changes, the replay cannot fall back (the parameters have moved). It
-    raises, having stepped as eager does, and drops the recording."""
+    """A metric after opt.step() checks its targets on the host (are they all in range,
+    or is one ignored?): when that changes, the replay cannot fall back (the parameters
+    have moved). It raises, having stepped as eager does, and drops the recording."""
     eager_ps, eager_opt, _ = _model("float64")
     ps, optimizer, _ = _model("float64")
 
     def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
-        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor, t: minitorch.Tensor) -> Any:
             opt.zero_grad()
             loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
             loss.backward()
             opt.step()
             with minitorch.no_grad():
-                metric = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y, ignore_index=0)
+                metric = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], t)
             return loss, metric
 
         return step
@@ -635,27 +656,30 @@ def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again(
         minitorch.capture(make(ps, optimizer), optimizer=optimizer),
     )
     x = _batches(1, 4, "float64")[0][0]
-    for y in ([1, 2, 3, 1], [1, 2, 3, 2], [2, 2, 3, 2]):  # 4 kept: record, record, replay
-        step(x, minitorch.tensor(y))
-        eager(x, minitorch.tensor(y))
+    y = minitorch.tensor([1, 2, 3, 1])
+    for t in ([1, 2, 3, 1], [1, 2, 3, 2], [2, 2, 3, 2]):  # all in range: record, record, replay
+        step(x, y, minitorch.tensor(t))
+        eager(x, y, minitorch.tensor(t))
+    t = minitorch.tensor([-100, 2, 3, 1])  # one ignored: the metric's check differs
     with pytest.raises(CaptureError, match="the optimizer has stepped"):
-        step(x, minitorch.tensor([0, 2, 3, 1]))  # 3 kept
-    eager(x, minitorch.tensor([0, 2, 3, 1]))
+        step(x, y, t)
+    eager(x, y, t)
     _assert_same_params(ps, eager_ps)  # both stepped
     assert step.recordings == 1  # the one made without gradients is kept
-    step(x, minitorch.tensor([0, 2, 3, 1]))  # records again
+    step(x, y, t)  # records again
     assert step.recordings == 2 and step.stats["records"] == 3
 
 
 def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
-    """cross_entropy with ignore_index counts the kept targets on the host: a batch
-    with another count runs eagerly (same values), a batch with the same count replays."""
+    """cross_entropy checks on the host that its targets are in range (and, where one
+    is not, that it is ignored): a batch with an ignored target, where the recording
+    had none, runs eagerly (same values); a batch like the recording's replays."""
     eager_ps, eager_opt, _ = _model("float64")
     ps, optimizer, _ = _model("float64")
 
     def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., minitorch.Tensor]:
         def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
-            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y, ignore_index=0)
+            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
             loss.backward()
             opt.step()
             opt.zero_grad()
@@ -665,14 +689,36 @@ def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
 
     eager = make(eager_ps, eager_opt)
     step = minitorch.capture(make(ps, optimizer), optimizer=optimizer)
-    # kept targets (not 0): 4, 4, 3, 2, 4, 3 -> record, replay, eager, eager, replay, eager
-    ys = [[1, 2, 3, 1], [1, 2, 3, 2], [0, 2, 3, 1], [0, 2, 3, 0], [1, 1, 1, 1], [3, 0, 2, 1]]
+    # an ignored target (-100) or none -> record, replay, eager, eager, replay, eager
+    ys = [
+        [1, 2, 3, 1],
+        [1, 2, 3, 0],
+        [-100, 2, 3, 1],
+        [-100, 2, 3, -100],
+        [1, 1, 1, 1],
+        [3, -100, 2, 1],
+    ]
     x = _batches(1, 4, "float64")[0][0]
     for y in ys:
         t = minitorch.tensor(y)
         np.testing.assert_array_equal(_host(step(x, t)), _host(eager(x, t)))
     assert step.stats == {"records": 1, "replays": 2, "fallbacks": 3}
     _assert_same_params(ps, eager_ps)
+
+
+def test_a_guard_that_changes_on_most_calls_warns_once() -> None:
+    """Recorded on a batch without ignored targets, then 12 batches with one: each runs
+    eagerly, and after 10 of them (a majority) one RuntimeWarning says so."""
+    _, optimizer, raw_step = _model("float64")
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    x, _ = _batches(1, 4, "float64")[0]
+    step(x, minitorch.tensor([1, 2, 3, 1]))
+    step(x, minitorch.tensor([1, 2, 3, 0]))  # with gradients: the kept recording
+    with pytest.warns(RuntimeWarning, match="10 of 10 calls ran eagerly") as seen:
+        for _ in range(12):
+            step(x, minitorch.tensor([-100, 2, 3, 1]))
+    assert len(seen) == 1
+    assert step.stats == {"records": 2, "replays": 0, "fallbacks": 12}
 
 
 def test_a_guard_lets_the_op_raise_as_eager_does() -> None:
@@ -1100,7 +1146,7 @@ def test_the_cuda_graph_program_equals_eager_training_with_emulated_graphs(
         def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
             o.zero_grad()
             h = minitorch.relu(x @ ps[0] + ps[1])
-            loss = minitorch.cross_entropy(h @ ps[2] + ps[3], y, ignore_index=0)
+            loss = minitorch.cross_entropy(h @ ps[2] + ps[3], y)
             loss.backward()
             o.step()
             return loss * 2.0
@@ -1113,9 +1159,9 @@ def test_the_cuda_graph_program_equals_eager_training_with_emulated_graphs(
     )
     rng = np.random.default_rng(5)
     for i, (x, _) in enumerate(_batches(30, 4, "float64")):
-        y = minitorch.tensor(rng.integers(1, N_OUT, 4))  # no target is ignored...
-        if i % 7 == 3:  # ...but here: another count of kept targets, the guard sends it to eager
-            y = minitorch.tensor([0, 1, 2, 3])
+        y = minitorch.tensor(rng.integers(0, N_OUT, 4))  # no target is ignored...
+        if i % 7 == 3:  # ...but here: the targets' check differs, the guard sends it to eager
+            y = minitorch.tensor([-100, 1, 2, 3])
         np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
         _assert_same_params(ps, eager_ps)
     assert step.stats["replays"] >= 20 and step.stats["fallbacks"] >= 3

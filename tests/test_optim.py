@@ -3,6 +3,7 @@ float64, and the in-place update never changing what someone else can still see.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -92,7 +93,30 @@ def test_clip_grad_norm_matches_torch(backend: Any, max_norm: float) -> None:
     sum((p * p * p).sum() for p in tps).backward()
     norm = minitorch.optim.clip_grad_norm_(ps, max_norm)
     tnorm = torch.nn.utils.clip_grad_norm_(tps, max_norm)
-    assert norm == pytest.approx(float(tnorm), rel=1e-12)
+    assert isinstance(norm, minitorch.Tensor) and norm.shape == () and not norm.requires_grad
+    assert norm.backend is ps[0].backend and norm.dtype == ps[0].dtype
+    assert float(norm) == pytest.approx(float(tnorm), rel=1e-12)
     for p, tp in zip(ps, tps, strict=True):
         assert tp.grad is not None
         np.testing.assert_allclose(_host(backend, p.grad), tp.grad.numpy(), rtol=1e-12, atol=0)
+
+
+def test_clip_grad_norm_at_the_bound_scales_as_torch(backend: Any) -> None:
+    """A norm equal to max_norm is still scaled by max_norm / (norm + 1e-6), as
+    PyTorch's min(coef, 1) does (the first version skipped it at norm <= max_norm);
+    an infinite bound measures only. A NaN or negative bound is refused."""
+    for max_norm, expect in ((5.0, 5.0 / (5.0 + 1e-6)), (math.inf, 1.0)):
+        w = minitorch.tensor([3.0, 4.0], requires_grad=True, dtype="float64")
+        tw = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
+        (w * 0.5 * w).sum().backward()  # grad [3, 4]: norm 5
+        (tw * 0.5 * tw).sum().backward()
+        assert float(minitorch.optim.clip_grad_norm_([w], max_norm)) == 5.0
+        torch.nn.utils.clip_grad_norm_([tw], max_norm)
+        assert tw.grad is not None
+        np.testing.assert_array_equal(_host(backend, w.grad), tw.grad.numpy())
+        np.testing.assert_allclose(_host(backend, w.grad), [3 * expect, 4 * expect], rtol=1e-15)
+    for bad in (math.nan, -1.0, True, "1"):
+        with pytest.raises(ValueError, match="clip_grad_norm_: max_norm must be a number >= 0"):
+            minitorch.optim.clip_grad_norm_([w], bad)  # type: ignore[arg-type]
+    empty = minitorch.optim.clip_grad_norm_([minitorch.tensor([1.0], requires_grad=True)], 1.0)
+    assert float(empty) == 0.0 and empty.shape == ()

@@ -1252,7 +1252,8 @@ class Captured:
             warnings.warn(
                 f"{self!r}: {prog.fallbacks} of {prog.fallbacks + prog.runs} calls ran eagerly "
                 f"because a value an op reads on the host changed (e.g. cross_entropy's "
-                f"count of targets kept by ignore_index); the capture gains nothing here",
+                f"check of its targets, on batches with and without ignored targets); the "
+                f"capture gains nothing here",
                 RuntimeWarning,
                 stacklevel=3,
             )

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .backend import get_backend
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm_"]
@@ -405,28 +406,50 @@ class AdamW(Adam):
         )
 
 
-def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> float:
+def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> Tensor:
     """Scale all gradients so that their global L2 norm is at most ``max_norm``.
 
-    Returns the norm before clipping, as ``torch.nn.utils.clip_grad_norm_`` (the factor
-    is ``max_norm / (norm + 1e-6)``, applied only when the norm exceeds ``max_norm``).
+    As ``torch.nn.utils.clip_grad_norm_``: every gradient is multiplied by
+    ``min(max_norm / (norm + 1e-6), 1)``, and the norm before clipping is returned as a
+    0-d tensor (``float(norm)`` reads it). Nothing is read on the host where the
+    gradients share one backend and device: on a GPU the step does not wait, and a
+    captured step can clip. A NaN norm makes every gradient NaN, as in PyTorch.
 
     Examples
     --------
     >>> import minitorch
     >>> w = minitorch.tensor([3.0, 4.0], requires_grad=True)
     >>> (w * w).sum().backward()
-    >>> minitorch.optim.clip_grad_norm_([w], 1.0)
+    >>> float(minitorch.optim.clip_grad_norm_([w], 1.0))
     10.0
     >>> w.grad.round(4)
     array([0.6, 0.8], dtype=float32)
     """
-    ps = [p for p in params if p.grad is not None]
-    if not ps:
-        return 0.0
-    total = math.sqrt(sum(float(p._backend.xp.sum(p.grad * p.grad)) for p in ps))
-    if total > max_norm or math.isnan(total):  # a NaN norm makes every gradient NaN
-        scale = max_norm / (total + 1e-6)
+    if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real) or not max_norm >= 0:
+        raise ValueError(
+            f"clip_grad_norm_: max_norm must be a number >= 0 (math.inf: measure only), "
+            f"got {max_norm!r}"
+        )
+    max_norm = float(max_norm)
+    ps = [p for p in params if p._grad is not None]
+    if not ps:  # PyTorch's tensor(0.)
+        be0 = get_backend()
+        return Tensor._make(be0.xp.asarray(0.0, dtype=be0.dtype, device=be0.device), be0, None)
+    be = ps[0]._backend
+    place = (be, str(ps[0]._grad.device))
+    squares = [p._backend.xp.sum(p._grad * p._grad) for p in ps]
+    if all((p._backend, str(p._grad.device)) == place for p in ps):
+        total_sq = squares[0]
+        for s in squares[1:]:
+            total_sq = total_sq + s
+        total = be.xp.sqrt(total_sq)
+        coef = be.xp.clip(max_norm / (total + 1e-6), max=1.0)
         for p in ps:
-            p.grad = p.grad * scale
-    return total
+            p.grad = p._grad * be.xp.astype(coef, p._grad.dtype)
+        return Tensor._make(total, be, None)
+    # gradients on several backends or devices: their sums meet on the host
+    norm = math.sqrt(sum(float(s) for s in squares))
+    scale = min(max_norm / (norm + 1e-6), 1.0) if norm == norm else math.nan
+    for p in ps:
+        p.grad = p._grad * scale
+    return Tensor._make(be.xp.asarray(norm, device=ps[0]._grad.device), be, None)

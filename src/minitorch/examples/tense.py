@@ -280,7 +280,7 @@ def clip_grad_norm(params: Iterable[Tensor], max_norm: float) -> float:
     array([0.6, 0.8], dtype=float32)
     """
     # off: an infinite bound measures the norm and scales nothing
-    return optim.clip_grad_norm_(params, max_norm if max_norm > 0 else math.inf)
+    return float(optim.clip_grad_norm_(params, max_norm if max_norm > 0 else math.inf))
 
 
 def sgd_step(params: Iterable[Tensor], lr: float) -> None:

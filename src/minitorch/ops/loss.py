@@ -181,12 +181,12 @@ def _cross_entropy(
         losses = -xp.sum((s - log_z) * q, axis=1)
         rq = xp.sum(q, axis=1, keepdims=True)
         # PyTorch divides by numel / C: nan when there are no classes
-        denom: float = n if c else math.nan
+        denom: Any = n if c else math.nan
         # q depends on the targets, which may require grad: the VJP recomputes it
         saved: tuple[Any, ...] = (logits, targets, w, None, None, denom)
     else:
         t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
-        kept_1d, n_kept = _kept_targets(xp, t, c, ignore_index)
+        kept_1d = _kept_targets(xp, t, c, ignore_index)
         # kept: None where every target counts, else which rows do (n, 1)
         kept = None if kept_1d is None else xp.reshape(kept_1d, (n, 1))
         t_safe = t if kept_1d is None else xp.where(kept_1d, t, 0)  # a class for every row
@@ -200,14 +200,15 @@ def _cross_entropy(
         nll = log_z - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
         if w is None:
             rq = None if kept is None else xp.astype(kept, x.dtype)
-            denom = n_kept
+            # the count of kept rows, on the device (as PyTorch: no host read)
+            denom = n if rq is None else xp.sum(rq)
         else:
             rq = xp.reshape(xp.take(w, t_safe, axis=0), (n, 1))  # weight[t_i]
             if kept is not None:
                 rq = xp.where(kept, rq, 0.0)
             q = q * rq
             nll = rq * nll
-            denom = float(xp.sum(rq))
+            denom = xp.sum(rq)  # an array: read on the host by neither pass, as PyTorch
         if kept is not None:  # an ignored row adds 0, even where its logits are not finite
             nll = xp.where(kept, nll, 0.0)
         losses = nll
@@ -225,7 +226,10 @@ def _cross_entropy(
         # the class targets are kept only to be shown (a graph's "input 1" box): the
         # VJP tells them from probability targets by q, which only they save
         saved = (logits, targets, w, q, rq, denom)
-    if reduction == "mean":
+    if reduction == "mean" and hasattr(denom, "shape"):
+        # no weight kept (every target ignored): nan, as PyTorch, without the 0 / 0
+        out = xp.sum(losses) / xp.where(denom == 0, math.nan, denom)
+    elif reduction == "mean":
         out = xp.sum(losses) / denom if denom else xp.sum(losses) * float("nan")
     elif reduction == "sum":
         out = xp.sum(losses)
@@ -284,16 +288,16 @@ def _check_cross_entropy(
     return soft
 
 
-def _kept_targets(xp: Any, t: Any, c: int, ignore_index: int) -> tuple[Any, int]:
-    """Which class targets count (None: all of them) and how many; raise if one lies
-    outside [0, C) and is not ``ignore_index`` (a negative target must not wrap around)."""
+def _kept_targets(xp: Any, t: Any, c: int, ignore_index: int) -> Any:
+    """Which class targets count (None: all of them); raise if one lies outside [0, C)
+    and is not ``ignore_index`` (a negative target must not wrap around)."""
     n = t.shape[0]
     if n == 0:
-        return None, 0
+        return None
     # the usual case, with one device-to-host read (a GPU sync; PyTorch asserts on the
     # device instead)
     if not 0 <= ignore_index < c and bool(xp.all(xp.logical_and(t >= 0, t < c))):
-        return None, n
+        return None
     kept = t != ignore_index
     bad = xp.logical_and(xp.logical_or(t < 0, t >= c), kept)
     if bool(xp.any(bad)):
@@ -303,7 +307,7 @@ def _kept_targets(xp: Any, t: Any, c: int, ignore_index: int) -> tuple[Any, int]
             f"cross_entropy: targets must lie in [0, {c}) for {c} classes (or equal "
             f"ignore_index={ignore_index}), got {got} in targets {_desc(t)}"
         )
-    return kept, int(xp.sum(xp.astype(kept, t.dtype)))
+    return kept
 
 
 def _soft_targets(xp: Any, targets: Any, w: Any, eps: float, x: Any) -> Any:
@@ -334,6 +338,8 @@ def _cross_entropy_vjp(
     x = logits if logits.ndim == 2 else xp.reshape(logits, (1, logits.shape[0]))
     if reduction == "none":
         g = xp.reshape(g, (x.shape[0], 1))
+    elif reduction == "mean" and hasattr(denom, "shape"):
+        g = g / xp.where(denom == 0, math.inf, denom)  # (no weight kept: a 0 gradient)
     elif reduction == "mean" and denom == denom:  # (nan: no classes, empty gradients)
         # nothing kept (all ignored): the loss is nan, its gradient 0, as PyTorch
         g = g / denom if denom else g * 0.0
