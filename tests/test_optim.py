@@ -81,6 +81,11 @@ def test_sgd_rejects_bad_arguments(backend: Any) -> None:
     minitorch.optim.SGD([w], lr=0.0)  # allowed, as in PyTorch: a step that moves nothing
     with pytest.raises(ValueError, match="parameter 0 must be a leaf Tensor that requires grad"):
         minitorch.optim.SGD([minitorch.tensor([1.0])], lr=0.1)
+    v = minitorch.tensor([2.0], requires_grad=True)
+    for opt in (minitorch.optim.SGD, minitorch.optim.Adam, minitorch.optim.AdamW):
+        # listed twice, it would be stepped twice (PyTorch only warns)
+        with pytest.raises(ValueError, match=r"parameter 2 is parameter 0 again \(shape \(1,\)\)"):
+            opt([w, v, w], lr=0.1)
 
 
 @pytest.mark.parametrize("max_norm", [0.5, 100.0])

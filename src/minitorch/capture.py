@@ -1574,6 +1574,11 @@ def _release(rec: _Recorder) -> list[str]:
     gc.collect()
     alive = _alive(rec)
     problems: list[str] = []
+    #: tuples keeping arrays: a kept tensor's graph does (its nodes' saved arrays), so
+    #: they are reported only where no kept tensor explains them
+    tuples: list[str] = []
+    #: kept tensors without a graph, reported where no kept graph explains them
+    graphless: list[str] = []
     for t in alive:
         for holder in gc.get_referrers(t):
             if holder is alive or isinstance(holder, types.FrameType):
@@ -1589,20 +1594,22 @@ def _release(rec: _Recorder) -> list[str]:
                     )
                 if holder.data is t:
                     holder.data = t.value
-                    if not t.const:
-                        problems.append(
+                    if not t.const:  # (a kept tensor's graph keeps those it was made of)
+                        (problems if holder._node is not None else graphless).append(
                             f"a tensor{label} of shape {tuple(t.value.shape)} computed in "
                             f"the step is kept outside it (in a list, an attribute, a "
-                            f"global): the replay would not update it; return it from the "
-                            f"step instead"
+                            f"global: history.append(loss)?): the replay would not update "
+                            f"it; return it from the step instead, and keep it after the call"
                         )
             elif not (_put_back(holder, t) and t.const):
-                problems.append(
+                (tuples if type(holder) is tuple else problems).append(
                     f"a {type(holder).__name__} outside the step keeps an array of shape "
                     f"{tuple(t.value.shape)} computed in it: the replay would not update it; "
                     f"return it from the step instead (an optimizer's state? give the "
                     f"optimizer to capture(optimizer=...))"
                 )
+    if not problems:
+        problems = graphless or tuples
     return list(dict.fromkeys(problems))
 
 

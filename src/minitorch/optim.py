@@ -78,9 +78,16 @@ class Optimizer:
     def __init__(self, params: Iterable[Tensor], **hyper: Any) -> None:
         name = type(self).__name__
         self.params = list(params)
+        first: dict[int, int] = {}
         for i, p in enumerate(self.params):
             if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
                 raise ValueError(f"{name}: parameter {i} must be a leaf Tensor that requires grad")
+            j = first.setdefault(id(p), i)
+            if j != i:  # each step would update it twice (PyTorch warns)
+                raise ValueError(
+                    f"{name}: parameter {i} is parameter {j} again (shape {p.shape}); give "
+                    f"each tensor once (a weight shared by two layers: list it once)"
+                )
         for k, v in self._check(hyper).items():
             setattr(self, k, v)
         n = len(self.params)
