@@ -357,6 +357,10 @@ def _memory_of(x: Any) -> Any:
 
 
 def _shares_memory(a: Any, b: Any) -> bool:
+    if type(a).__module__.startswith("cupy") and type(b).__module__.startswith("cupy"):
+        import cupy  # only where CuPy arrays are already at hand
+
+        return bool(cupy.may_share_memory(a, b))
     ma, mb = _memory_of(a), _memory_of(b)
     if isinstance(ma, np.ndarray) and isinstance(mb, np.ndarray):
         return bool(np.may_share_memory(ma, mb))
