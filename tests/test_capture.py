@@ -306,10 +306,12 @@ def test_what_a_replay_cannot_repeat_is_refused() -> None:
 
 class _CachedMask:
     """A layer that builds a constant on its first call and keeps it, as an attention
-    layer keeps its causal mask: in a Tensor attribute, a dict, a list and a closure."""
+    layer keeps its causal mask: in a Tensor attribute, a raw array attribute, a dict, a
+    list and a closure."""
 
     def __init__(self) -> None:
         self.mask: minitorch.Tensor | None = None
+        self.raw: Any = None  # a backend array (the first version left a stand-in here)
         self.by_size: dict[int, Any] = {}
         self.history: list[Any] = []
         self.cell: Callable[[], Any] | None = None
@@ -321,8 +323,9 @@ class _CachedMask:
             self.by_size[N_HID] = scale
             self.history.append(scale.data)
             self.cell = lambda: scale
+            self.raw = (scale * 2.0).data
         cached = self.cell()  # type: ignore[misc]
-        return h * self.mask * self.by_size[N_HID] + cached
+        return h * self.mask * self.by_size[N_HID] + cached - self.raw
 
 
 def test_a_constant_built_on_the_first_call_and_kept_is_captured() -> None:
@@ -352,12 +355,99 @@ def test_a_constant_built_on_the_first_call_and_kept_is_captured() -> None:
     assert step.stats == {"records": 1, "replays": 5, "fallbacks": 0}
     _assert_same_params(ps, eager_ps)
     assert layer.mask is not None and layer.cell is not None
-    for kept in (layer.mask.data, layer.by_size[N_HID].data, layer.history[0], layer.cell().data):
+    for kept in (
+        layer.mask.data,
+        layer.by_size[N_HID].data,
+        layer.history[0],
+        layer.cell().data,
+        layer.raw,
+    ):
         assert is_array_of(kept, layer.mask.backend)
     np.testing.assert_array_equal(_host(layer.history[0]), np.arange(N_HID) / N_HID + 0.5)
     # the layer, with what it kept, computes eagerly outside the step
     h = minitorch.ones(2, N_HID, dtype="float64")
     np.testing.assert_array_equal(_host(layer(h)), _host(eager_layer(h)))
+
+
+def test_what_a_step_must_not_do_to_its_arrays_is_refused() -> None:
+    """A new array for a Tensor argument (eagerly the caller's tensor changes; the
+    replay would not change it) and a write through ``out=`` (not recorded: the first
+    version dropped it from the replay and the parameter stayed where it was) are
+    refused; an array of the step kept in an object's attribute is refused and the
+    attribute holds the real array afterwards."""
+    w = minitorch.tensor(np.ones((2, 2)), requires_grad=True)
+
+    def rebind(x: minitorch.Tensor) -> minitorch.Tensor:
+        x.data = x.data * 0.5
+        return (x @ w).sum()
+
+    def setitem(x: minitorch.Tensor) -> minitorch.Tensor:
+        x[0] = 0.0
+        return (x @ w).sum()
+
+    def iadd(x: minitorch.Tensor, *, scale: minitorch.Tensor) -> minitorch.Tensor:
+        scale += 1.0
+        return (x @ w).sum() * scale.sum()
+
+    x = minitorch.tensor(np.ones((2, 2)))
+    for fn, name in ((rebind, "argument 0"), (setitem, "argument 0")):
+        with pytest.raises(CaptureError, match=f"gave its Tensor {name} a new array"):
+            minitorch.capture(fn, params=[w])(x)
+    with pytest.raises(CaptureError, match="gave its Tensor argument 'scale' a new array"):
+        minitorch.capture(iadd, params=[w])(x, scale=minitorch.ones(2))
+    np.testing.assert_array_equal(_host(x), np.ones((2, 2)))  # what the shadow changed
+
+    def write_out(x: minitorch.Tensor) -> minitorch.Tensor:
+        loss = (x @ w).sum()
+        loss.backward()
+        xp = w.backend.xp
+        xp.subtract(w.data, 0.1 * w.grad, out=w.data)
+        w.grad = None
+        return loss
+
+    if minitorch.get_backend().name == "numpy":  # the namespaces with out=
+        with pytest.raises(CaptureError, match=r"subtract\(..., out=...\) inside a captured"):
+            minitorch.capture(write_out, params=[w])(x)
+
+    class Holder:
+        last: Any = None
+
+    holder = Holder()
+
+    def kept(x: minitorch.Tensor) -> minitorch.Tensor:
+        holder.last = (x * 2.0).data
+        return x.sum()
+
+    with pytest.raises(CaptureError, match="a Holder outside the step keeps an array"):
+        minitorch.capture(kept)(x)
+    assert is_array_of(holder.last, x.backend)
+
+
+def test_matmul_in_place_on_an_array_follows_eager() -> None:
+    """``d @= r`` on a parameter's array: NumPy and array-api-strict write in place (the
+    first version rebound the local name, and the parameter never moved); torch has no
+    ``@=``, and Python rebinds the name there, eagerly and in the replay alike."""
+    r = np.array([[0.0, 1.0], [1.0, 0.5]])
+
+    def make(w: minitorch.Tensor) -> Callable[..., minitorch.Tensor]:
+        def step(x: minitorch.Tensor) -> minitorch.Tensor:
+            loss = (x @ w).sum()
+            d = w.data
+            d @= w.backend.xp.asarray(r, dtype=d.dtype, device=d.device)
+            return loss
+
+        return step
+
+    w = minitorch.tensor(np.eye(2), requires_grad=True, dtype="float64")
+    w_eager = minitorch.tensor(np.eye(2), requires_grad=True, dtype="float64")
+    step, eager = minitorch.capture(make(w), params=[w]), make(w_eager)
+    x = minitorch.ones(1, 2, dtype="float64")
+    for _ in range(4):
+        np.testing.assert_array_equal(_host(step(x)), _host(eager(x)))
+        np.testing.assert_array_equal(_host(w), _host(w_eager))
+    assert step.stats["replays"] == 3
+    if hasattr(type(w.data), "__imatmul__"):
+        assert not np.array_equal(_host(w), np.eye(2))
 
 
 def test_a_value_of_the_step_kept_in_a_list_is_refused_and_given_back() -> None:

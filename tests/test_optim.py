@@ -123,5 +123,10 @@ def test_clip_grad_norm_at_the_bound_scales_as_torch(backend: Any) -> None:
     for bad in (math.nan, -1.0, True, "1"):
         with pytest.raises(ValueError, match="clip_grad_norm_: max_norm must be a number >= 0"):
             minitorch.optim.clip_grad_norm_([w], bad)  # type: ignore[arg-type]
+    # one tensor, as PyTorch takes it (the first version iterated over its rows)
+    w = minitorch.tensor([3.0, 4.0], requires_grad=True, dtype="float64")
+    (w * 0.5 * w).sum().backward()
+    assert float(minitorch.optim.clip_grad_norm_(w, 1.0)) == 5.0
+    np.testing.assert_allclose(_host(backend, w.grad), [0.6, 0.8], rtol=1e-6)
     empty = minitorch.optim.clip_grad_norm_([minitorch.tensor([1.0], requires_grad=True)], 1.0)
     assert float(empty) == 0.0 and empty.shape == ()

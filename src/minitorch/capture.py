@@ -110,7 +110,7 @@ _BINARY = {
     "rshift": ">>",
 }
 #: the in-place operators recorded (``a -= b``)
-_INPLACE_SYMS = frozenset(sym + "=" for n, sym in _BINARY.items() if n != "matmul")
+_INPLACE_SYMS = frozenset(sym + "=" for sym in _BINARY.values())
 _COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _UNARY = {"neg": "-", "pos": "+", "invert": "~", "abs": "abs"}
 _OPERATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -372,8 +372,7 @@ def _shares_memory(a: Any, b: Any) -> bool:
 for _name, _sym in _BINARY.items():
     setattr(_Traced, f"__{_name}__", _binary(_sym, False))
     setattr(_Traced, f"__r{_name}__", _binary(_sym, True))
-    if _name != "matmul":
-        setattr(_Traced, f"__i{_name}__", _inplace(_name, _sym))
+    setattr(_Traced, f"__i{_name}__", _inplace(_name, _sym))
 for _name, _sym in _COMPARE.items():
     setattr(_Traced, f"__{_name}__", _binary(_sym, False))
 for _name, _sym in _UNARY.items():
@@ -555,6 +554,12 @@ class _Recorder:
         try:
             real_args, t_args, traced = self.unwrap(args)
             real_kw, t_kw, traced_kw = self.unwrap(kwargs) if kwargs else ({}, {}, False)
+            if "out" in kwargs and (traced or traced_kw):
+                raise CaptureError(
+                    f"{name}(..., out=...) inside a captured step: a write into an array "
+                    f"through out= is not recorded; write a = {name}(...), or an in-place "
+                    f"operator (a -= b), which is"
+                )
             if (traced or traced_kw) and name in _DATA_DEPENDENT_SHAPES:
                 raise CaptureError(
                     f"{name}: its output shape depends on the values, which a replay cannot "
@@ -1309,10 +1314,14 @@ class Captured:
             backends[id(a._backend.xp)] = a._backend
             s = Tensor._make(t, a._backend, None)
             s.name = a.name
+            shadows.append((s, t))
             return s
 
+        shadows: list[tuple[Tensor, _Traced]] = []
         in_args = [shadow(a) for a in args]
         in_kwargs = {k: shadow(v) for k, v in kwargs.items()}
+        names = [f"{i}" for i, a in enumerate(args) if isinstance(a, Tensor)]
+        names += [f"{k!r}" for k, v in kwargs.items() if isinstance(v, Tensor)]
         param_in: list[tuple[int, int | None]] = []
         index = {id(p): i for i, p in enumerate(params)}
         for p in params:
@@ -1339,6 +1348,15 @@ class Captured:
                 opt.step = _host_step(rec, i, opt, steps[i], index)
             _ACTIVE.rec = rec
             out = self.fn(*in_args, **in_kwargs)
+            for name, (s, t) in zip(names, shadows, strict=True):
+                if s.data is not t:
+                    raise CaptureError(
+                        f"{self!r}: the step gave its Tensor argument {name} a new array "
+                        f"(x.data = ..., x[i] = v or x += v on the Tensor): the replay would "
+                        f"not change the caller's tensor. Compute a new tensor instead "
+                        f"(x2 = x * 0.5), or write into its array in place (x.data *= 0.5; "
+                        f"not on JAX)"
+                    )
             result, user = _result_template(rec, out, self)
             final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
         finally:
@@ -1547,7 +1565,7 @@ def _alive(rec: _Recorder) -> list[_Traced]:
 
 
 def _put_back(holder: Any, t: _Traced) -> bool:
-    """Replace ``t`` by its real array in a list, a dict (an object's attributes) or a
+    """Replace ``t`` by its real array in a list, a dict, an object's attributes or a
     closure cell; False for any other holder (a tuple cannot be changed)."""
     if type(holder) is list:
         holder[:] = [t.value if x is t else x for x in holder]
@@ -1555,6 +1573,11 @@ def _put_back(holder: Any, t: _Traced) -> bool:
         holder.update({k: t.value for k, v in holder.items() if v is t})
     elif isinstance(holder, types.CellType):
         holder.cell_contents = t.value
+    elif hasattr(holder, "__dict__") and any(v is t for v in vars(holder).values()):
+        # an object's attribute (Python 3.11+ reports the object, not its dict)
+        for k, v in list(vars(holder).items()):
+            if v is t:
+                setattr(holder, k, t.value)
     else:
         return False
     return True

@@ -413,7 +413,7 @@ class AdamW(Adam):
         )
 
 
-def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> Tensor:
+def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tensor:
     """Scale all gradients so that their global L2 norm is at most ``max_norm``.
 
     As ``torch.nn.utils.clip_grad_norm_``: every gradient is multiplied by
@@ -438,6 +438,8 @@ def clip_grad_norm_(params: Iterable[Tensor], max_norm: float) -> Tensor:
             f"got {max_norm!r}"
         )
     max_norm = float(max_norm)
+    if isinstance(params, Tensor):  # one tensor, as PyTorch takes it
+        params = [params]
     ps = [p for p in params if p._grad is not None]
     if not ps:  # PyTorch's tensor(0.)
         be0 = get_backend()
