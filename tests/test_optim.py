@@ -106,6 +106,28 @@ def test_clip_grad_norm_matches_torch(backend: Any, max_norm: float) -> None:
         np.testing.assert_allclose(_host(backend, p.grad), tp.grad.numpy(), rtol=1e-12, atol=0)
 
 
+def test_clip_grad_norm_over_two_backends_matches_torch() -> None:
+    """Gradients on two backends (NumPy and array-api-strict's device1): their squared
+    norms meet on the host, and the clipped gradients equal PyTorch's."""
+    pytest.importorskip("array_api_strict")
+    rng = np.random.default_rng(2)
+    values = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    with minitorch.use_backend("numpy", dtype="float64"):
+        a = minitorch.tensor(values[0], requires_grad=True)
+    with minitorch.use_backend("array_api_strict", dtype="float64", device="device1"):
+        b = minitorch.tensor(values[1], requires_grad=True)
+    ta, tb = (torch.tensor(v, requires_grad=True) for v in values)
+    (a * a * a).sum().backward()
+    (b * b * b).sum().backward()
+    ((ta * ta * ta).sum() + (tb * tb * tb).sum()).backward()
+    norm = minitorch.optim.clip_grad_norm_([a, b], 0.5)
+    tnorm = torch.nn.utils.clip_grad_norm_([ta, tb], 0.5)
+    assert norm.backend is a.backend and float(norm) == pytest.approx(float(tnorm), rel=1e-12)
+    for p, tp in ((a, ta), (b, tb)):
+        assert tp.grad is not None
+        np.testing.assert_allclose(p.backend.to_numpy(p.grad), tp.grad.numpy(), rtol=1e-12)
+
+
 def test_clip_grad_norm_at_the_bound_scales_as_torch(backend: Any) -> None:
     """A norm equal to max_norm is still scaled by max_norm / (norm + 1e-6), as
     PyTorch's min(coef, 1) does (the first version skipped it at norm <= max_norm);
