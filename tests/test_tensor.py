@@ -69,6 +69,26 @@ def test_repr(backend: Any) -> None:
     assert "grad_fn=<sum>" in repr(x.sum())
 
 
+@pytest.mark.parametrize(
+    ("value", "spec"),
+    [(2.0 / 3.0, ".4f"), (-1234.5678, ",.2f"), (1e-9, ".3e"), (7, "d"), (7, ">5"), (True, "")],
+)
+def test_a_one_element_tensor_formats_as_its_number(backend: Any, value: Any, spec: str) -> None:
+    """``f"{loss:.4f}"`` works as for a PyTorch 0-d tensor (it raised TypeError)."""
+    torch = pytest.importorskip("torch")
+    t = minitorch.tensor(value)
+    if spec:
+        assert format(t, spec) == format(torch.tensor(value), spec) == format(value, spec)
+        assert format(minitorch.tensor([value]), spec) == format(value, spec)  # one element
+    assert format(t, "") == str(t)  # no spec: str, as for every object
+
+
+def test_a_tensor_of_several_elements_refuses_a_number_format(backend: Any) -> None:
+    with pytest.raises(TypeError, match=r"format spec '\.2f': only a tensor with one element"):
+        f"{minitorch.tensor([1.0, 2.0]):.2f}"
+    assert f"{minitorch.tensor([1.0, 2.0])}".startswith("tensor([1., 2.]")
+
+
 # ------------------------------------------------------------------ comparisons, hashing
 
 

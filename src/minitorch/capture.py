@@ -40,6 +40,7 @@ from __future__ import annotations
 import gc
 import math
 import operator
+import sys
 import threading
 import types
 import warnings
@@ -379,9 +380,44 @@ for _name, _sym in _UNARY.items():
     setattr(_Traced, f"__{_name}__", _unary(_sym if _sym == "abs" else _sym + "x"))
 
 
+#: Tensor methods that read a value on the host, as the user wrote them
+_TENSOR_READS = {
+    "__float__": "float(t)",
+    "__int__": "int(t)",
+    "__index__": "a tensor used as an index (range(t), seq[t])",
+    "__bool__": "bool(t) (an `if` or `while` on a tensor)",
+    "__complex__": "complex(t)",
+    "__format__": "an f-string of a tensor (f'{t:.4f}')",
+    "__repr__": "print(t), str(t) or repr(t)",
+    "__reduce__": "pickling or copying a tensor",
+    "__array__": "np.asarray(t)",
+    "item": "t.item()",
+    "numpy": "t.numpy()",
+    "tolist": "t.tolist()",
+}
+_TENSOR_FILE = sys.modules[Tensor.__module__].__file__
+
+
+def _as_written(what: str) -> str:
+    """The host read as the user wrote it: the outermost Tensor method of the innermost
+    run of Tensor frames on the stack (``float(t)`` reaches the array through ``item``
+    and the backend's ``to_numpy``, whose ``.detach()`` or ``.to_device()`` the user
+    never wrote); ``what`` where the read came from elsewhere (an op's own code)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    name = None
+    while frame is not None:
+        if frame.f_code.co_filename == _TENSOR_FILE:
+            name = frame.f_code.co_name
+        elif name is not None:
+            break
+        frame = frame.f_back
+    return _TENSOR_READS.get(name or "", what)
+
+
 def _host_read(what: str, t: _Traced) -> CaptureError:
     return CaptureError(
-        f"{what} of a value computed inside a captured step (shape {tuple(t.value.shape)}, "
+        f"{_as_written(what)} of a value computed inside a captured step "
+        f"(shape {tuple(t.value.shape)}, "
         f"dtype {t.value.dtype}): reading a value on the host synchronises, and the replay "
         f"would not do it again. Move it out of the step: return the tensor and read it "
         f"after the call (loss = step(x, y); print(float(loss)))"

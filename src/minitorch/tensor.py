@@ -516,6 +516,19 @@ class Tensor:
     __itruediv__ = div_
 
     # ---------------------------------------------------------------- display
+    def __format__(self, spec: str) -> str:
+        """``f"{t:.4f}"``: a one-element tensor formats as its Python number (as
+        PyTorch's 0-d tensors do); without a spec, any tensor formats as ``str(t)``."""
+        if not spec:
+            return str(self)
+        if self.size != 1:
+            raise TypeError(
+                f"format spec {spec!r}: only a tensor with one element formats as a "
+                f"number; this one is {describe(self)}. Format its elements "
+                f"(t.tolist()), or its value after a reduction (f'{{t.mean():{spec}}}')"
+            )
+        return format(self.item(), spec)
+
     def __repr__(self) -> str:
         try:
             arr = self._backend.to_numpy(self.data)
