@@ -590,12 +590,8 @@ class _Recorder:
         try:
             real_args, t_args, traced = self.unwrap(args)
             real_kw, t_kw, traced_kw = self.unwrap(kwargs) if kwargs else ({}, {}, False)
-            if "out" in kwargs and (traced or traced_kw):
-                raise CaptureError(
-                    f"{name}(..., out=...) inside a captured step: a write into an array "
-                    f"through out= is not recorded; write a = {name}(...), or an in-place "
-                    f"operator (a -= b), which is"
-                )
+            if traced or traced_kw:
+                _refuse_write(fn, name, real_args, kwargs)
             if (traced or traced_kw) and name in _DATA_DEPENDENT_SHAPES:
                 raise CaptureError(
                     f"{name}: its output shape depends on the values, which a replay cannot "
@@ -604,6 +600,13 @@ class _Recorder:
             out = fn(*real_args, **real_kw)
         finally:
             self.paused -= 1
+        if out is None and (traced or traced_kw):
+            raise CaptureError(
+                f"{name}(...) returned None inside a captured step: it wrote into an array "
+                f"in place (np.copyto, np.put, np.putmask...), and such a write is not "
+                f"recorded. Compute the new array out of place (xp.where(mask, new, a)), or "
+                f"use an in-place operator (a -= b), which is recorded"
+            )
         # zeros_like(x) and the like read only x's shape, dtype and device
         like = name in _LIKE_FUNCTIONS and not any(_refs((t_args[1:], t_kw)))
         if not (traced or traced_kw) or like:
@@ -641,6 +644,24 @@ class _Recorder:
         recorded.__name__ = getattr(fn, "__name__", name)
         recorded.__wrapped__ = fn  # type: ignore[attr-defined]
         return recorded
+
+
+def _refuse_write(fn: Any, name: str, args: Any, kwargs: dict[str, Any]) -> None:
+    """Refuse a namespace call that would write into an array it is given: ``out=``
+    (or a NumPy ufunc's positional ``out``), or one of torch's in-place functions
+    (``xp.neg_``): the write is not recorded, and the call's unused result would be
+    dropped from the replay."""
+    how = None
+    if "out" in kwargs or (type(fn) is np.ufunc and len(args) > fn.nin):
+        how = f"{name}(..., out=...)"
+    elif name.endswith("_") and not name.startswith("_"):
+        how = f"{name}(...), an in-place function,"
+    if how is not None:
+        plain = name.rstrip("_")
+        raise CaptureError(
+            f"{how} inside a captured step: a write into an array through it is not "
+            f"recorded; write a = {plain}(...), or an in-place operator (a -= b), which is"
+        )
 
 
 def _refuse_boolean_mask(key: Any) -> None:
