@@ -701,23 +701,31 @@ def test_in_place_writes_reach_arrays_outside_the_step(
         assert not np.array_equal(_host(alias), w0)
 
 
+def _targets_of(h: minitorch.Tensor, thr: minitorch.Tensor) -> minitorch.Tensor:
+    """Class targets read off the logits ``h`` (their argmax), a row ignored (-100)
+    where its largest logit is not above ``thr``: a target check that depends on ``h``."""
+    return minitorch.where(h.max(axis=1) > thr, h.argmax(axis=1), -100)
+
+
 def test_a_guard_after_an_in_place_write_into_a_parameter_cannot_fall_back() -> None:
-    """After a write into a parameter's array, a guard whose value changes cannot run
-    the step eagerly again (the parameter has moved): it raises, as after an optimizer
-    step, and the parameters are those of the eager step."""
+    """After a write into a parameter's array, a guard whose value depends on that
+    parameter and changes cannot run the step eagerly again (the parameter has moved):
+    it raises, as after an optimizer step, and the parameters are those of the eager
+    step."""
     w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     w = minitorch.tensor(w0, requires_grad=True, dtype="float64")
     w_eager = minitorch.tensor(w0, requires_grad=True, dtype="float64")
 
     def make(w: minitorch.Tensor) -> Callable[..., Any]:
-        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+        def step(x: minitorch.Tensor, thr: minitorch.Tensor) -> Any:
             loss = ((x @ w) ** 2).sum()
             loss.backward()
             data = w.data
             data -= 0.01 * w.grad
             w.grad = None
             with minitorch.no_grad():
-                metric = minitorch.cross_entropy(x @ w, y)  # checks the targets
+                h = x @ w  # the written parameter: the guard cannot move before the write
+                metric = minitorch.cross_entropy(h, _targets_of(h, thr))
             return loss, metric
 
         return step
@@ -726,12 +734,12 @@ def test_a_guard_after_an_in_place_write_into_a_parameter_cannot_fall_back() -> 
         pytest.skip("JAX arrays are not written in place")
     step, eager = minitorch.capture(make(w), params=[w]), make(w_eager)
     x = minitorch.tensor(np.ones((2, 3)))
-    for y in ([1, 2], [2, 3]):
-        step(x, minitorch.tensor(y))
-        eager(x, minitorch.tensor(y))
+    for thr in (-10.0, -20.0):  # every row kept
+        step(x, minitorch.tensor(thr))
+        eager(x, minitorch.tensor(thr))
     with pytest.raises(CaptureError, match="in-place write into a parameter"):
-        step(x, minitorch.tensor([-100, 2]))  # an ignored target: another check
-    eager(x, minitorch.tensor([-100, 2]))
+        step(x, minitorch.tensor(10.0))  # every row ignored: another check
+    eager(x, minitorch.tensor(10.0))
     np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 
@@ -805,19 +813,21 @@ def test_tensor_ops_on_arrays_computed_in_the_step_are_recorded() -> None:
         _assert_same_params(ps, eager_ps)
 
 
-def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again() -> None:
+def test_a_guard_after_the_optimizer_step_on_the_targets_alone_falls_back() -> None:
     """A metric after opt.step() checks its targets on the host (are they all in range,
-    or is one ignored?): when that changes, the replay cannot fall back (the parameters
-    have moved). It raises, having stepped as eager does, and drops the recording."""
+    or is one ignored?). That check reads only the targets, so the replay makes it before
+    the optimizer's step: when it changes, the call runs eagerly, as any guard does (the
+    check stayed after the step before: the call raised, and the gradients the step
+    would have cleared stayed set, so the next calls trained on stale gradients)."""
     eager_ps, eager_opt, _ = _model("float64")
     ps, optimizer, _ = _model("float64")
 
     def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
         def step(x: minitorch.Tensor, y: minitorch.Tensor, t: minitorch.Tensor) -> Any:
-            opt.zero_grad()
             loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
             loss.backward()
             opt.step()
+            opt.zero_grad()
             with minitorch.no_grad():
                 metric = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], t)
             return loss, metric
@@ -830,16 +840,52 @@ def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again(
     )
     x = _batches(1, 4, "float64")[0][0]
     y = minitorch.tensor([1, 2, 3, 1])
-    for t in ([1, 2, 3, 1], [1, 2, 3, 2], [2, 2, 3, 2]):  # all in range: record, record, replay
-        step(x, y, minitorch.tensor(t))
-        eager(x, y, minitorch.tensor(t))
-    t = minitorch.tensor([-100, 2, 3, 1])  # one ignored: the metric's check differs
+    targets = ([1, 2, 3, 1], [1, 2, 3, 2], [-100, 2, 3, 1], [2, 2, 3, 2], [-100, 2, -100, 1])
+    for i, t in enumerate(targets):  # in range, in range, one ignored, ...
+        got, want = step(x, y, minitorch.tensor(t)), eager(x, y, minitorch.tensor(t))
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"call {i}")
+        _assert_same_params(ps, eager_ps)
+        assert all(p.grad is None for p in ps)
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 2}
+
+
+def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again() -> None:
+    """A guard after opt.step() on values the step changed (targets read off the updated
+    model) cannot fall back: the parameters have moved. It raises, having stepped as
+    eager does, and drops the recording."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor, thr: minitorch.Tensor) -> Any:
+            opt.zero_grad()
+            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+            loss.backward()
+            opt.step()
+            with minitorch.no_grad():
+                h = (x @ ps[0]).relu() @ ps[2]
+                metric = minitorch.cross_entropy(h, _targets_of(h, thr))
+            return loss, metric
+
+        return step
+
+    eager, step = (
+        make(eager_ps, eager_opt),
+        minitorch.capture(make(ps, optimizer), optimizer=optimizer),
+    )
+    x = _batches(1, 4, "float64")[0][0]
+    y = minitorch.tensor([1, 2, 3, 1])
+    for thr in (-50.0, -60.0, -70.0):  # every row kept: record, record, replay
+        step(x, y, minitorch.tensor(thr))
+        eager(x, y, minitorch.tensor(thr))
+    thr = minitorch.tensor(50.0)  # every row ignored: the metric's check differs
     with pytest.raises(CaptureError, match="the optimizer has stepped"):
-        step(x, y, t)
-    eager(x, y, t)
+        step(x, y, thr)
+    eager(x, y, thr)
     _assert_same_params(ps, eager_ps)  # both stepped
     assert step.recordings == 1  # the one made without gradients is kept
-    step(x, y, t)  # records again
+    step(x, y, thr)  # records again
     assert step.recordings == 2 and step.stats["records"] == 3
 
 

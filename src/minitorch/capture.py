@@ -873,7 +873,7 @@ class _Program:
         inplace: bool,
     ) -> None:
         instrs = rec.instrs
-        kept = _live(instrs, result, final)
+        kept = _hoist_guards(_live(instrs, result, final), rec.values, param_in)
         writes = _end_writes(kept, param_in, final)
         self.calls = sum(type(i) is _Call for i in kept)
         self.guards = sum(type(i) is _Guard for i in kept)
@@ -1013,6 +1013,70 @@ def _live(
             keep[i] = True
             needed.update(_instr_reads(ins))
     return [ins for ins, k in zip(instrs, keep, strict=True) if k]
+
+
+def _hoist_guards(
+    kept: list[_Call | _Guard | _Host],
+    values: dict[int, Any],
+    param_in: list[tuple[int, int | None]],
+) -> list[_Call | _Guard | _Host]:
+    """Move each guard that comes after the first effect (an optimizer step, a write
+    into an argument's or a parameter's array) but does not depend on it, with the calls
+    it needs, to just before that effect: it can then still fall back to the eager step
+    when its value changes (a metric's target check after ``opt.step()`` reads only the
+    targets). A guard stays where it is if what it reads is made by an effect, by an
+    in-place write, or shares memory with an array an effect may write (a parameter's,
+    the arrays written in place)."""
+    first = next(
+        (i for i, ins in enumerate(kept) if type(ins) is _Host or getattr(ins, "effect", False)),
+        None,
+    )
+    if first is None:
+        return kept
+    made: dict[int, int] = {}  # slot -> the instruction that makes it
+    for i, ins in enumerate(kept):
+        if type(ins) is _Call:
+            made.update((s, i) for s in _outs(ins.outs))
+        elif type(ins) is _Host:
+            made.update((s, i) for _, d, g in ins.outs for s in (d, g) if s is not None)
+    written = [values[s] for ds, gs in param_in for s in (ds, gs) if s is not None]
+    written += [
+        values[s]
+        for ins in kept[first:]
+        if type(ins) is _Call and (ins.effect or ins.op in _INPLACE_SYMS)
+        for s in _outs(ins.outs)
+    ]
+
+    def slice_of(guard: _Guard) -> set[int] | None:
+        """The instructions after ``first`` the guard needs, or None if it cannot move."""
+        need: set[int] = set()
+        todo = [guard.slot]
+        while todo:
+            s = todo.pop()
+            i = made.get(s, -1)
+            if i < first:  # an input, or made before the first effect: is it written?
+                if any(_shares_memory(values[s], w) for w in written):
+                    return None
+                continue
+            ins = kept[i]
+            if type(ins) is not _Call or ins.effect or ins.op in _INPLACE_SYMS:
+                return None
+            if i not in need:
+                need.add(i)
+                todo.extend(_instr_reads(ins))
+        return need
+
+    moved: set[int] = set()
+    for i in range(first + 1, len(kept)):
+        ins = kept[i]
+        if type(ins) is _Guard:
+            need = slice_of(ins)
+            if need is not None:
+                moved |= need | {i}
+    if not moved:
+        return kept
+    rest = [ins for i, ins in enumerate(kept) if i >= first and i not in moved]
+    return kept[:first] + [kept[i] for i in sorted(moved)] + rest
 
 
 def _end_writes(
@@ -1301,7 +1365,8 @@ class Captured:
                 raise CaptureError(
                     f"{self!r}: a value the step read on the host after its optimizer step "
                     f"(or an in-place write into a parameter or an argument) changed, so the "
-                    f"replay cannot go on (the optimizer has stepped); the recording is "
+                    f"replay cannot go on (the optimizer has stepped; what the step does "
+                    f"after that read, a zero_grad() say, was not done); the recording is "
                     f"dropped. Move that read out of the step, or before the update."
                 ) from None
             prog.fallbacks += 1
