@@ -191,6 +191,33 @@ def test_a_tensor_that_gets_a_gradient_but_is_no_parameter_is_refused() -> None:
     assert step.stats["replays"] == 1
 
 
+def test_a_tensor_that_requires_grad_read_as_a_constant_is_refused() -> None:
+    """An evaluation step reads the model's weights under no_grad: without params= they
+    were constants of the recording, so every replay returned the outputs of the weights
+    it was recorded with, however the model trained between calls. A tensor that
+    requires grad is being trained: it is refused unless given; given, the replays follow
+    it. A constant with requires_grad False (a frozen layer) stays a constant."""
+    ps, _, train = _model("float64")
+
+    def evaluate(x: minitorch.Tensor) -> minitorch.Tensor:
+        with minitorch.no_grad():
+            return (x @ ps[0]).relu() @ ps[2] + ps[3]
+
+    x = _batches(1, 4, "float64", seed=7)[0][0]
+    with pytest.raises(CaptureError, match=r"reads 3 tensor\(s\) that require grad but are no"):
+        minitorch.capture(evaluate)(x)
+    step = minitorch.capture(evaluate, params=ps)
+    for i, (xb, yb) in enumerate(_batches(4, 4, "float64")):
+        train(xb, yb)
+        np.testing.assert_array_equal(_host(step(x)), _host(evaluate(x)), err_msg=f"call {i}")
+    assert step.stats == {"records": 1, "replays": 3, "fallbacks": 0}
+
+    frozen = [minitorch.tensor(_host(p)) for p in ps]  # copies: nothing trains them
+    fixed = minitorch.capture(lambda x: (x @ frozen[0]).relu() @ frozen[2] + frozen[3])
+    for _ in range(2):
+        np.testing.assert_array_equal(_host(fixed(x)), _host(evaluate(x)))
+
+
 #: a host read, and how the refusal names it: as the user wrote it on every backend (the
 #: backends reach the array through .detach(), .to_device() or np.asarray, which the
 #: message named before)

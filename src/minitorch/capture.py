@@ -520,6 +520,8 @@ class _Recorder:
         self.values: dict[int, Any] = {}
         #: the arrays from outside the step: its arguments', its parameters'
         self.inputs: list[Any] = []
+        #: arrays that calls read as they are (constants of the program), by id
+        self.raw: dict[int, Any] = {}
 
     def slot_for(self, value: Any) -> int:
         """A new variable of the program, holding ``value`` while recording."""
@@ -569,6 +571,8 @@ class _Recorder:
                 )
             real_slice = slice(*(b[0] for b in bounds))
             return real_slice, real_slice, False
+        if _is_array(a):
+            self.raw[id(a)] = a
         return a, a, False
 
     def wrap_out(self, out: Any, const: bool) -> tuple[Any, Any]:
@@ -1403,6 +1407,16 @@ class Captured:
         problems = _release(rec)
         if problems:
             raise CaptureError("the step cannot be captured: " + "; ".join(problems))
+        frozen = _trained_constants(rec, params)
+        if frozen:
+            raise CaptureError(
+                f"{self!r}: the step reads {len(frozen)} tensor(s) that require grad but are "
+                f"no parameters of the capture ({'; '.join(frozen[:3])}): a replay would use "
+                f"the values they had while recording, even after they change (a model "
+                f"evaluated between training steps, a target network loaded between calls). "
+                f"Give them to capture(params=[...]) (params=model.parameters()) or through "
+                f"their optimizer, or mark them constant with t.requires_grad_(False)"
+            )
         prog = build()
         if len(self._programs) >= self.max_recordings:
             self._programs.pop(next(iter(self._programs)))  # the oldest
@@ -1760,6 +1774,30 @@ def _release(rec: _Recorder) -> list[str]:
     if not problems:
         problems = graphless or tuples
     return list(dict.fromkeys(problems))
+
+
+def _trained_constants(rec: _Recorder, params: list[Tensor]) -> list[str]:
+    """The leaf tensors that require grad whose arrays the recording read as constants
+    (described): tensors being trained, whose values a replay would freeze."""
+    if not rec.raw:
+        return []
+    arrays = rec.raw
+    rec.raw = {}
+    given = {id(p) for p in params}
+    found: dict[int, Tensor] = {}
+    for holder in gc.get_referrers(*arrays.values()):
+        if (
+            isinstance(holder, Tensor)
+            and id(holder.data) in arrays
+            and holder._requires_grad
+            and holder._node is None
+            and id(holder) not in given
+        ):
+            found[id(holder)] = holder
+    return [
+        (f"{t.name!r}, " if t.name else "") + f"shape {t.shape}, dtype {t.dtype}"
+        for t in found.values()
+    ]
 
 
 def capture(
