@@ -770,6 +770,30 @@ def test_a_guard_after_an_in_place_write_into_a_parameter_cannot_fall_back() -> 
     np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_an_optimizer_step_bound_before_the_capture_is_refused(opt: str) -> None:
+    """``opt_step = opt.step`` taken before the capture (a trainer keeps it) reaches the
+    real step(), not the capture's stand-in: SGD was traced with its learning rate as a
+    constant, so a schedule between calls was silently ignored; Adam was refused with a
+    message to give the optimizer, which had been given."""
+    ps, optimizer, _ = _model("float64", opt)
+    opt_step = optimizer.step
+
+    def train_step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        optimizer.zero_grad()
+        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+        loss.backward()
+        opt_step()
+        return loss
+
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    x, y = _batches(1, 4, "float64")[0]
+    name = "SGD" if opt == "sgd" else "Adam"
+    with pytest.raises(CaptureError, match=rf"{name}\.step\(\) ran on the step's arrays"):
+        step(x, y)
+    assert all(_is_real_array(p.data, p.backend) for p in ps)
+
+
 def test_a_step_that_changes_its_optimizers_learning_rate_is_refused() -> None:
     """A schedule advanced inside the step would run only while recording: refused,
     naming the hyper-parameter; the same schedule between calls is honoured."""

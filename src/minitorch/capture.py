@@ -522,6 +522,9 @@ class _Recorder:
         self.inputs: list[Any] = []
         #: arrays that calls read as they are (constants of the program), by id
         self.raw: dict[int, Any] = {}
+        #: the code of the given optimizers' step() methods: the replay calls them, so
+        #: they must never run on traced arrays (a step bound before the capture would)
+        self.step_codes: frozenset[Any] = frozenset()
 
     def slot_for(self, value: Any) -> int:
         """A new variable of the program, holding ``value`` while recording."""
@@ -615,6 +618,7 @@ class _Recorder:
         like = name in _LIKE_FUNCTIONS and not any(_refs((t_args[1:], t_kw)))
         if not (traced or traced_kw) or like:
             return self.wrap_out(out, True)[0]  # a constant of the program: made once, now
+        self.refuse_optimizer_step()
         wrapped, slots = self.wrap_out(out, False)
         if slots is not None:
             self.instrs.append(_Call(fn, None, t_args, t_kw, slots))
@@ -627,10 +631,28 @@ class _Recorder:
         out = _OPERATOR_FUNCTIONS[sym](*real)
         if not traced:
             return self.wrap_out(out, True)[0]
+        self.refuse_optimizer_step()
         wrapped, slots = self.wrap_out(out, False)
         if slots is not None:
             self.instrs.append(_Call(None, sym, t_args, {}, slots))
         return wrapped
+
+    def refuse_optimizer_step(self) -> None:
+        """Raise if a given optimizer's ``step()`` is computing on the step's arrays:
+        it was reached without the capture's stand-in (``opt_step = opt.step`` taken
+        before the capture), so its learning rate and counters would be frozen."""
+        if not self.step_codes:
+            return
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None and frame.f_code is not _TRACE_CODE:
+            if frame.f_code in self.step_codes:
+                raise CaptureError(
+                    f"{frame.f_code.co_qualname}() ran on the step's arrays instead of being "
+                    f"called by the capture: it was reached through a reference taken before "
+                    f"the capture (opt_step = opt.step), and its learning rate and counters "
+                    f"would be frozen in the replays. Call opt.step() inside the step"
+                )
+            frame = frame.f_back
 
     def guard(self, t: _Traced, convert: Callable[[Any], Any]) -> Any:
         value = convert(t.value)
@@ -1482,6 +1504,12 @@ class Captured:
             for i, opt in enumerate(self.optimizers):
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
+            rec.step_codes = frozenset(
+                f.__code__
+                for opt in self.optimizers
+                for cls in type(opt).__mro__
+                if isinstance(f := vars(cls).get("step"), types.FunctionType)
+            )
             _ACTIVE.rec = rec
             out = self.fn(*in_args, **in_kwargs)
             for name, (s, t) in zip(names, shadows, strict=True):
@@ -1541,6 +1569,9 @@ class Captured:
             )
 
         return user, build
+
+
+_TRACE_CODE = Captured._trace.__code__
 
 
 def _swap_namespace(rec: _Recorder, ns: Any) -> dict[str, Any]:
