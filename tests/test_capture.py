@@ -1003,6 +1003,34 @@ def test_a_guard_lets_the_op_raise_as_eager_does() -> None:
         step(x, minitorch.tensor([0, 1, 7, 2]))
 
 
+def test_an_op_that_fails_on_a_replays_values_raises_the_eager_error() -> None:
+    """A library error raised inside a replay before anything changed (cholesky of a
+    matrix that is not positive definite) runs the step eagerly, which raises
+    minitorch's OpError naming the op and its inputs: the replay raised the library's
+    bare exception (numpy's LinAlgError), which ``except minitorch.OpError`` missed."""
+    w = minitorch.tensor(np.ones(3), dtype="float64", requires_grad=True)
+    optimizer = minitorch.optim.SGD([w], lr=0.1)
+
+    def train_step(a: minitorch.Tensor) -> minitorch.Tensor:
+        loss = ((minitorch.linalg.cholesky(a) @ w) ** 2).sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss
+
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    good = minitorch.tensor(np.eye(3) * 2.0, dtype="float64")
+    step(good)
+    step(good)
+    before = _host(w)
+    with pytest.raises(minitorch.OpError, match=r"cholesky .*not positive definite"):
+        step(minitorch.tensor(-np.eye(3), dtype="float64"))
+    np.testing.assert_array_equal(_host(w), before)  # nothing stepped
+    assert w.grad is None
+    step(good)
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 1}
+
+
 def test_inputs_are_not_mutated_and_results_not_reused() -> None:
     ps, optimizer, raw_step = _model("float64")
 

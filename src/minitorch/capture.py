@@ -923,6 +923,14 @@ class _Program:
         for i, (ds, gs) in enumerate(param_in):  # the parameters' arrays at the start
             read(i, ds, gs)
         late = False
+        #: the source line (header = 1) of the first write outside the replay's own
+        #: variables: an exception raised above it left everything as it was
+        first_write = 0
+
+        def mark() -> None:
+            nonlocal first_write
+            first_write = first_write or len(lines) + 2
+
         state = list(param_in)  # the slots the parameters' .data and ._grad hold now
         segment: list[_Call] = []
         seg_start = 0
@@ -971,6 +979,7 @@ class _Program:
             if type(ins) is _Call:
                 # a write into an array from outside the step (outside any CUDA graph,
                 # whose buffers are copies): a guard after it cannot fall back to eager
+                mark()
                 lines.append(src.call(ins))
                 dels([s for s in _instr_reads(ins) if last.get(s) == i])
                 dels([s for s in _outs(ins.outs) if s not in last])
@@ -983,6 +992,7 @@ class _Program:
                 dels([ins.slot] if last.get(ins.slot) == i else [])
             else:
                 assert type(ins) is _Host
+                mark()
                 for pi, d, g in ins.ins:  # what the step left in them, where it changed
                     p = src.name(params[pi], "P")
                     ds, gs = state[pi]
@@ -999,6 +1009,7 @@ class _Program:
                     read(pi, ds, gs)
                 late = True
         flush(end)
+        mark()
         for i, (d, g1) in enumerate(writes):  # the parameters' arrays at the end
             p = src.name(params[i], "P")
             if d is not None:
@@ -1012,8 +1023,19 @@ class _Program:
         scope["GuardFailed"] = _GuardFailed
         exec(compile(self.source, "<minitorch.capture>", "exec"), scope)
         self.run: Callable[..., Any] = scope["replay"]
+        self.first_write = first_write
         self.runs = 0
         self.fallbacks = 0
+
+
+def _raised_before(exc: BaseException, line: int) -> bool:
+    """Whether ``exc`` came out of a replay's own source above ``line``."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<minitorch.capture>":
+            return tb.tb_lineno < line
+        tb = tb.tb_next
+    return False
 
 
 def _live(
@@ -1395,13 +1417,24 @@ class Captured:
                     f"after that read, a zero_grad() say, was not done); the recording is "
                     f"dropped. Move that read out of the step, or before the update."
                 ) from None
-            prog.fallbacks += 1
-            self.stats["fallbacks"] += 1
-            self._warn_fallbacks(prog)
-            return _detached(self.fn(*args, **kwargs))
+            return self._fallback(prog, args, kwargs)
+        except Exception as exc:
+            if not _raised_before(exc, prog.first_write):
+                raise
+            # a call failed on these values (cholesky of a matrix that is not positive
+            # definite) before anything changed: the eager step raises minitorch's error,
+            # naming the op and its inputs, instead of the library's bare one
+            return self._fallback(prog, args, kwargs)
         prog.runs += 1
         self.stats["replays"] += 1
         return out
+
+    def _fallback(self, prog: _Program, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run the step eagerly instead of the replay (nothing has changed yet)."""
+        prog.fallbacks += 1
+        self.stats["fallbacks"] += 1
+        self._warn_fallbacks(prog)
+        return _detached(self.fn(*args, **kwargs))
 
     def _warn_fallbacks(self, prog: _Program) -> None:
         if not self._warned and prog.fallbacks >= 10 and prog.fallbacks > prog.runs:
