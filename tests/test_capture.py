@@ -253,13 +253,27 @@ def test_a_host_read_inside_the_step_is_refused(name: str) -> None:
     namespace = dict(vars(ps[0].backend.xp))
     with pytest.raises(CaptureError, match="Move it out of the step") as caught:
         step(x, y)
-    assert str(caught.value).startswith(written + " of a value computed inside"), caught.value
+    assert str(caught.value).startswith(written + " inside a captured step reads"), caught.value
     # everything is as before the call, real arrays; the namespace is the backend's again
     for p, b in zip(ps, before, strict=True):
         assert _is_real_array(p.data, p.backend)
         np.testing.assert_array_equal(_host(p), b)
     assert all(v is namespace[k] for k, v in vars(ps[0].backend.xp).items())
     assert step.stats["records"] == 0
+
+
+def test_moving_an_argument_inside_the_step_is_refused_by_its_name() -> None:
+    """x.to(another backend) inside the step copies through the host: refused, naming
+    the move (the message named the backend's .detach(), .to_device() or np.asarray)."""
+    other = "array_api_strict" if minitorch.get_backend().name != "array_api_strict" else "numpy"
+
+    def step(x: minitorch.Tensor) -> minitorch.Tensor:
+        return x.to(other).sum()
+
+    with pytest.raises(
+        CaptureError, match=r"^x\.to\(another backend or device\) inside a captured"
+    ):
+        minitorch.capture(step)(minitorch.ones(2, 3))
 
 
 def test_clipping_class_weights_and_ignored_targets_replay_without_host_reads() -> None:

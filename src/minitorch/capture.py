@@ -398,29 +398,47 @@ _TENSOR_READS = {
 _TENSOR_FILE = sys.modules[Tensor.__module__].__file__
 
 
-def _as_written(what: str) -> str:
-    """The host read as the user wrote it: the outermost Tensor method of the innermost
-    run of Tensor frames on the stack (``float(t)`` reaches the array through ``item``
-    and the backend's ``to_numpy``, whose ``.detach()`` or ``.to_device()`` the user
-    never wrote); ``what`` where the read came from elsewhere (an op's own code)."""
+#: ops that read their input on the host, as the user wrote them, and what to do
+_OP_READS = {
+    "move": (
+        "x.to(another backend or device)",
+        "A move copies through the host: move the inputs before calling the step",
+    ),
+}
+_READ_ADVICE = (
+    "Move it out of the step: return the tensor and read it after the call "
+    "(loss = step(x, y); print(float(loss)))"
+)
+
+
+def _as_written(what: str) -> tuple[str, str]:
+    """The host read as the user wrote it, and what to do: the outermost Tensor method
+    of the innermost run of Tensor frames on the stack (``float(t)`` reaches the array
+    through ``item`` and the backend's ``to_numpy``, whose ``.detach()`` or
+    ``.to_device()`` the user never wrote), or the op being applied (``x.to(...)``);
+    ``what`` where the read came from elsewhere (an op's own code)."""
     frame: types.FrameType | None = sys._getframe(1)
-    name = None
+    outer = None
     while frame is not None:
         if frame.f_code.co_filename == _TENSOR_FILE:
-            name = frame.f_code.co_name
-        elif name is not None:
+            outer = frame
+        elif outer is not None:
             break
         frame = frame.f_back
-    return _TENSOR_READS.get(name or "", what)
+    if outer is None:
+        return what, _READ_ADVICE
+    if outer.f_code.co_name == "apply":
+        op = getattr(outer.f_locals.get("op"), "name", "")
+        return _OP_READS.get(op, (f"the op {op!r} ({what})", _READ_ADVICE))
+    return _TENSOR_READS.get(outer.f_code.co_name, what), _READ_ADVICE
 
 
 def _host_read(what: str, t: _Traced) -> CaptureError:
+    said, advice = _as_written(what)
     return CaptureError(
-        f"{_as_written(what)} of a value computed inside a captured step "
-        f"(shape {tuple(t.value.shape)}, "
-        f"dtype {t.value.dtype}): reading a value on the host synchronises, and the replay "
-        f"would not do it again. Move it out of the step: return the tensor and read it "
-        f"after the call (loss = step(x, y); print(float(loss)))"
+        f"{said} inside a captured step reads an array of the step on the host (shape "
+        f"{tuple(t.value.shape)}, dtype {t.value.dtype}): that synchronises, and the "
+        f"replay would not do it again. {advice}"
     )
 
 
