@@ -1,5 +1,6 @@
 """minitorch.optim: SGD (momentum, weight decay) and clip_grad_norm_ against PyTorch
-float64, and the in-place update never changing what someone else can still see."""
+float64, and the in-place update never changing what someone else can still see; a 0-d
+parameter trained eagerly and in a captured step."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from minitorch.backend import is_array_of
 
 torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
 
@@ -152,3 +154,86 @@ def test_clip_grad_norm_at_the_bound_scales_as_torch(backend: Any) -> None:
     np.testing.assert_allclose(_host(backend, w.grad), [0.6, 0.8], rtol=1e-6)
     empty = minitorch.optim.clip_grad_norm_([minitorch.tensor([1.0], requires_grad=True)], 1.0)
     assert float(empty) == 0.0 and empty.shape == ()
+
+
+# a 0-d parameter (a learnable temperature or gain): NumPy's arithmetic on a 0-d array
+# returns a NumPy scalar, which the optimizers once stored as the parameter's .data
+SCALAR_CONFIGS: list[tuple[str, dict[str, Any]]] = [
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9}),
+    ("SGD", {"lr": 0.1, "momentum": 0.5, "weight_decay": 0.1, "nesterov": True}),
+    ("Adam", {"lr": 0.1}),
+    ("AdamW", {"lr": 0.1, "weight_decay": 0.3}),
+]
+SCALES = [1.0, 2.0, -0.5, 3.0, 1.5]
+
+
+@pytest.mark.parametrize("keep_graph", [True, False])
+@pytest.mark.parametrize(("name", "kwargs"), SCALAR_CONFIGS)
+def test_a_0d_parameter_trains_as_torch_and_stays_an_array(
+    backend: Any, name: str, kwargs: dict[str, Any], keep_graph: bool
+) -> None:
+    """Five steps on ``(w * s - 1) ** 2`` equal torch.optim's float64 result, and
+    ``w.data`` stays a 0-d array of the backend. ``keep_graph=False`` frees the graph
+    before each step (after a first step taken while the old value is still held), so
+    SGD on NumPy updates in place: on a NumPy scalar that changed nothing, and the
+    parameter stopped moving."""
+    w = minitorch.tensor(0.5, dtype="float64", requires_grad=True)
+    tw = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    opt = getattr(minitorch.optim, name)([w], **kwargs)
+    topt = getattr(torch.optim, name)([tw], **kwargs)
+    for i, s in enumerate(SCALES):
+        held = w.data if i == 0 else None  # e.g. a snapshot the user keeps
+        loss = (w * s - 1.0) ** 2
+        loss.backward()
+        ((tw * s - 1.0) ** 2).backward()
+        if not keep_graph:
+            del loss
+        opt.step()
+        topt.step()
+        opt.zero_grad()
+        topt.zero_grad()
+        assert is_array_of(w.data, backend) and w.shape == () and w.dtype == backend.dtype
+        assert float(w) == pytest.approx(float(tw.detach()), rel=1e-12, abs=1e-15), i
+        del held
+    assert float(w) != 0.5
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_a_captured_step_trains_a_0d_parameter_with_sgd_as_eager(
+    backend: Any, momentum: float
+) -> None:
+    """Five calls of a captured step (one recording, four replays) leave a 0-d parameter
+    and the returned losses exactly where eager training of a copy leaves them. On NumPy
+    the recording's update once made .data a NumPy scalar, and every replay's in-place
+    update of it was lost: the parameter kept its first-step value."""
+
+    def make() -> tuple[minitorch.Tensor, Any, Any]:
+        w = minitorch.tensor(0.5, dtype="float64", requires_grad=True)
+        opt = minitorch.optim.SGD([w], lr=0.1, momentum=momentum)
+
+        def step(s: minitorch.Tensor) -> minitorch.Tensor:
+            loss = (w * s - 1.0) ** 2
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return w, opt, step
+
+    w_eager, _, eager = make()
+    w_cap, opt, raw = make()
+    captured = minitorch.capture(raw, optimizer=opt)
+    tw = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    topt = torch.optim.SGD([tw], lr=0.1, momentum=momentum)
+    for s in SCALES:
+        x = minitorch.tensor(s, dtype="float64")
+        want, got = eager(x), captured(x)
+        np.testing.assert_array_equal(_host(backend, got.data), _host(backend, want.data))
+        np.testing.assert_array_equal(_host(backend, w_cap.data), _host(backend, w_eager.data))
+        assert is_array_of(w_cap.data, backend) and w_cap.shape == ()
+        ((tw * s - 1.0) ** 2).backward()
+        topt.step()
+        topt.zero_grad()
+        assert float(w_cap) == pytest.approx(float(tw.detach()), rel=1e-12, abs=1e-15)
+    assert captured.stats == {"records": 1, "replays": 4, "fallbacks": 0}

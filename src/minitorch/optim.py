@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .backend import get_backend
+from .backend import array_result, get_backend
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm_"]
@@ -252,15 +252,16 @@ class SGD(Optimizer):
             if self.weight_decay or self.momentum:
                 g = self._direction(i, p, g)
             # p.data = p.data - lr * g, in place where nothing else can see the buffer:
-            # its references are p's slot, `data` and getrefcount's own argument
+            # its references are p's slot, `data` and getrefcount's own argument (a NumPy
+            # scalar, which `-=` cannot change, is replaced by an array)
             data = p.data
-            if sys.getrefcount(data) <= 3 and p._backend.name == "numpy":
+            if sys.getrefcount(data) <= 3 and isinstance(data, np.ndarray):
                 try:
                     data -= lr * g
                 except ValueError:  # a read-only array
-                    p.data = data - lr * g
+                    p.data = array_result(data - lr * g, p._backend)
             else:
-                p.data = data - lr * g
+                p.data = array_result(data - lr * g, p._backend)
             p._version += 1
 
     def _direction(self, i: int, p: Tensor, g: Any) -> Any:
@@ -376,7 +377,7 @@ class Adam(Optimizer):
                 denom = xp.sqrt(v_max) / bias_correction2_sqrt + eps
             else:
                 denom = xp.sqrt(v) / bias_correction2_sqrt + eps
-            p.data = data + -step_size * m / denom
+            p.data = array_result(data + -step_size * m / denom, p._backend)
             p._version += 1
             exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
 

@@ -31,6 +31,7 @@ from . import _fallback
 __all__ = [
     "BACKENDS",
     "Backend",
+    "array_result",
     "as_array",
     "available_backends",
     "get_backend",
@@ -475,6 +476,21 @@ def is_array_of(data: Any, be: Backend) -> bool:
         elif type(data).__module__.split(".")[0] == be.library.__name__.split(".")[0]:
             return hasattr(data, "shape")
     return getattr(type(data), "_minitorch_stand_in", False) and is_array_of(data.value, be)
+
+
+def array_result(x: Any, be: Backend) -> Array:
+    """``x``, a result of arithmetic on ``be``'s arrays, as an array of ``be``.
+
+    NumPy's operators and functions on 0-d arrays return NumPy scalars (``np.float64``),
+    not arrays: immutable (``data -= d`` only rebinds a name) and not an ndarray
+    (:func:`is_array_of` refuses them). Where a result becomes state that must stay an
+    array (a parameter's ``.data``, a ``.grad``), such a scalar is made a 0-d array
+    through ``be.xp.asarray`` (inside ``minitorch.capture`` that call is recorded and
+    replayed); any other value is returned as it is, without a copy."""
+    real = x.value if getattr(type(x), "_minitorch_stand_in", False) else x
+    if isinstance(real, np.generic):
+        return be.xp.asarray(x)
+    return x
 
 
 # arrays whose class lives outside the library's package (jax's are jaxlib's)
