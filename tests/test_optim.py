@@ -237,3 +237,64 @@ def test_a_captured_step_trains_a_0d_parameter_with_sgd_as_eager(
         topt.zero_grad()
         assert float(w_cap) == pytest.approx(float(tw.detach()), rel=1e-12, abs=1e-15)
     assert captured.stats == {"records": 1, "replays": 4, "fallbacks": 0}
+
+
+def test_a_0d_parameter_gradient_is_an_array_and_clips_as_torch(backend: Any) -> None:
+    """backward() gives a 0-d parameter a 0-d array as .grad (NumPy once stored a NumPy
+    scalar), which can be assigned back, and clip_grad_norm_ over it and a vector
+    equals PyTorch (it raised TypeError assigning the scaled scalar on NumPy)."""
+    w = minitorch.tensor(0.5, dtype="float64", requires_grad=True)
+    v = minitorch.tensor([1.0, -2.0], dtype="float64", requires_grad=True)
+    tw = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    tv = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    ((w * 3.0 - 1.0) ** 2 + (v * w).sum()).backward()
+    ((tw * 3.0 - 1.0) ** 2 + (tv * tw).sum()).backward()
+    assert is_array_of(w.grad, backend) and w.grad.shape == ()
+    w.grad = w.grad  # a gradient backward gave is a valid .grad
+    norm = minitorch.optim.clip_grad_norm_([w, v], 1.0)
+    tnorm = torch.nn.utils.clip_grad_norm_([tw, tv], 1.0)
+    assert float(norm) == pytest.approx(float(tnorm), rel=1e-12)
+    for p, tp in ((w, tw), (v, tv)):
+        assert is_array_of(p.grad, backend) and tp.grad is not None
+        np.testing.assert_allclose(_host(backend, p.grad), tp.grad.numpy(), rtol=1e-12, atol=0)
+
+
+def test_a_captured_step_clips_and_trains_a_0d_parameter_as_eager(backend: Any) -> None:
+    """A captured step that clips the gradients of a 0-d parameter and a vector, then
+    steps SGD: five calls equal eager training of a copy, and PyTorch."""
+
+    def make() -> tuple[list[minitorch.Tensor], Any, Any]:
+        w = minitorch.tensor(0.5, dtype="float64", requires_grad=True)
+        v = minitorch.tensor([1.0, -2.0], dtype="float64", requires_grad=True)
+        opt = minitorch.optim.SGD([w, v], lr=0.1, momentum=0.9)
+
+        def step(s: minitorch.Tensor) -> minitorch.Tensor:
+            loss = (w * s - 1.0) ** 2 + (v * w).sum()
+            loss.backward()
+            minitorch.optim.clip_grad_norm_([w, v], 1.0)
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return [w, v], opt, step
+
+    eager_ps, _, eager = make()
+    ps, opt, raw = make()
+    captured = minitorch.capture(raw, optimizer=opt)
+    tps = [torch.tensor(0.5, dtype=torch.float64), torch.tensor([1.0, -2.0], dtype=torch.float64)]
+    for tp in tps:
+        tp.requires_grad_()
+    topt = torch.optim.SGD(tps, lr=0.1, momentum=0.9)
+    for s in SCALES:
+        x = minitorch.tensor(s, dtype="float64")
+        want, got = eager(x), captured(x)
+        np.testing.assert_array_equal(_host(backend, got.data), _host(backend, want.data))
+        ((tps[0] * s - 1.0) ** 2 + (tps[1] * tps[0]).sum()).backward()
+        torch.nn.utils.clip_grad_norm_(tps, 1.0)
+        topt.step()
+        topt.zero_grad()
+        for p, q, tp in zip(ps, eager_ps, tps, strict=True):
+            np.testing.assert_array_equal(_host(backend, p.data), _host(backend, q.data))
+            np.testing.assert_allclose(_host(backend, p.data), tp.detach().numpy(), rtol=1e-12)
+            assert is_array_of(p.data, backend)
+    assert captured.stats == {"records": 1, "replays": 4, "fallbacks": 0}

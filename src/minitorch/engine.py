@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from .backend import Backend
+from .backend import Backend, array_result
 
 __all__ = ["Node", "Op", "VjpArgs", "run_backward", "unbroadcast"]
 
@@ -417,9 +417,9 @@ class _Gradients:
                 if id(g) in stored or not be.owns(g):
                     g = be.xp.asarray(g, copy=True)
                 stored.add(id(g))
-                t._grad = g
+                t._grad = array_result(g, be)  # a NumPy scalar (0-d leaf) as an array
             else:
-                t._grad = t._grad + g
+                t._grad = array_result(t._grad + g, be)
 
 
 def _count_consumers(

@@ -19,6 +19,7 @@ import numpy as np
 from . import _grad_mode, engine
 from .backend import (
     Backend,
+    array_result,
     as_array,
     device_name,
     get_backend,
@@ -790,6 +791,7 @@ def _checked_grad(t: Tensor, value: Any) -> Any:
     be = t._backend
     if isinstance(value, Tensor):
         value = value.data
+    value = array_result(value, be)  # NumPy's scalar result for a 0-d tensor: an array
     if not is_array_of(value, be):
         raise TypeError(
             f".grad of a {be.name} tensor must be an array of {be.name} (or None), got "
