@@ -130,6 +130,109 @@ def test_clip_grad_norm_over_two_backends_matches_torch() -> None:
         np.testing.assert_allclose(p.backend.to_numpy(p.grad), tp.grad.numpy(), rtol=1e-12)
 
 
+def _torch_dtype_name(t: Any) -> str:
+    return str(t.dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize(
+    ("dtypes", "places"),
+    [
+        (dtypes, places)
+        for dtypes in (("float32", "float32"), ("float64", "float64"), ("float32", "float64"))
+        for places in ("numpy+torch", "torch+numpy", "numpy+strict")
+    ],
+)
+def test_clip_grad_norm_over_two_backends_returns_the_promoted_dtype_as_torch(
+    dtypes: tuple[str, str], places: str
+) -> None:
+    """Gradients on two backends (their squared norms meet on the host): the norm has
+    the dtype the gradients promote to, on the first gradient's backend, as PyTorch
+    and the one-place path return it (it had the first backend's default dtype for a
+    Python float: float64 on NumPy, float32 on torch, whatever the gradients)."""
+    kinds = {"numpy": ("numpy", None), "torch": ("torch", None)}
+    kinds["strict"] = ("array_api_strict", "device1")
+    if places.endswith("strict"):
+        pytest.importorskip("array_api_strict")
+    g = [np.array([1.0 + 2**-30, 2.0]), np.array([3.0, -4.0, 0.5])]
+    ps = []
+    for kind, dtype, v in zip(places.split("+"), dtypes, g, strict=True):
+        name, device = kinds[kind]
+        with minitorch.use_backend(name, device=device):
+            p = minitorch.zeros(v.shape, dtype=dtype, requires_grad=True)
+            p.grad = minitorch.tensor(v, dtype=dtype).data
+            ps.append(p)
+    tps = [
+        torch.zeros(v.shape, dtype=getattr(torch, d), requires_grad=True)
+        for v, d in zip(g, dtypes, strict=True)
+    ]
+    for tp, v in zip(tps, g, strict=True):
+        tp.grad = torch.tensor(v, dtype=tp.dtype)
+    norm = minitorch.optim.clip_grad_norm_(ps, 1.0)
+    tnorm = torch.nn.utils.clip_grad_norm_(tps, 1.0)
+    assert norm.backend is ps[0].backend and norm.shape == ()
+    assert norm.backend.dtype_name(norm.dtype) == _torch_dtype_name(tnorm)
+    rel = 1e-12 if dtypes == ("float64", "float64") else 1e-6  # float32 norms round
+    assert float(norm) == pytest.approx(float(tnorm), rel=rel)
+    for p, tp in zip(ps, tps, strict=True):
+        assert tp.grad is not None
+        assert p.backend.dtype_name(p.grad.dtype) == _torch_dtype_name(tp.grad)
+        np.testing.assert_allclose(p.backend.to_numpy(p.grad), tp.grad.numpy(), rtol=rel)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_clip_grad_norm_over_two_backend_objects_of_one_library_stays_on_the_device(
+    backend: Any, dtype: str
+) -> None:
+    """Tensors made under ``use_backend(name)`` and ``use_backend(name, dtype="float64")``
+    carry two Backend objects of one library and device: clip_grad_norm_ keeps their
+    norm on the device (it took the host path: one float() per gradient, a GPU sync, and
+    refused inside a captured step) and returns it in the gradients' dtype, as PyTorch.
+    A captured step that clips them replays and equals eager training of a copy."""
+
+    def make() -> tuple[list[minitorch.Tensor], Any, Any]:
+        ps = []
+        for default in ("float32", "float64"):
+            with minitorch.use_backend(backend.name, dtype=default, device=backend.device):
+                ps.append(minitorch.tensor([1.0, -2.0, 0.5], dtype=dtype, requires_grad=True))
+        assert ps[0].backend is not ps[1].backend
+        opt = minitorch.optim.SGD(ps, lr=0.1)
+
+        def step(x: minitorch.Tensor) -> minitorch.Tensor:
+            loss = (ps[0] * x * ps[1]).sum() + (ps[1] * ps[1]).sum()
+            loss.backward()
+            norm = minitorch.optim.clip_grad_norm_(ps, 1.0)
+            opt.step()
+            opt.zero_grad()
+            return norm
+
+        return ps, opt, step
+
+    tps = [torch.tensor([1.0, -2.0, 0.5], dtype=getattr(torch, dtype)) for _ in range(2)]
+    for tp in tps:
+        tp.requires_grad_()
+    topt = torch.optim.SGD(tps, lr=0.1)
+    eager_ps, _, eager = make()
+    ps, opt, raw = make()
+    captured = minitorch.capture(raw, optimizer=opt)
+    rel = 1e-12 if dtype == "float64" else 1e-6
+    for s in SCALES:
+        x = minitorch.tensor([s, 1.0, -s], dtype=dtype)
+        want, got = eager(x), captured(x)
+        tx = torch.tensor([s, 1.0, -s], dtype=getattr(torch, dtype))
+        ((tps[0] * tx * tps[1]).sum() + (tps[1] * tps[1]).sum()).backward()
+        tnorm = torch.nn.utils.clip_grad_norm_(tps, 1.0)
+        topt.step()
+        topt.zero_grad()
+        for norm in (want, got):
+            assert norm.backend.dtype_name(norm.dtype) == _torch_dtype_name(tnorm) == dtype
+            assert float(norm) == pytest.approx(float(tnorm), rel=rel)
+        np.testing.assert_array_equal(_host(backend, got.data), _host(backend, want.data))
+        for p, q, tp in zip(ps, eager_ps, tps, strict=True):
+            np.testing.assert_array_equal(_host(backend, p.data), _host(backend, q.data))
+            np.testing.assert_allclose(_host(backend, p.data), tp.detach().numpy(), rtol=rel)
+    assert captured.stats == {"records": 1, "replays": 4, "fallbacks": 0}
+
+
 def test_clip_grad_norm_at_the_bound_scales_as_torch(backend: Any) -> None:
     """A norm equal to max_norm is still scaled by max_norm / (norm + 1e-6), as
     PyTorch's min(coef, 1) does (the first version skipped it at norm <= max_norm);

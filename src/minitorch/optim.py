@@ -419,9 +419,12 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tenso
 
     As ``torch.nn.utils.clip_grad_norm_``: every gradient is multiplied by
     ``min(max_norm / (norm + 1e-6), 1)``, and the norm before clipping is returned as a
-    0-d tensor (``float(norm)`` reads it). Nothing is read on the host where the
-    gradients share one backend and device: on a GPU the step does not wait, and a
-    captured step can clip. A NaN norm makes every gradient NaN, as in PyTorch.
+    0-d tensor of the dtype the gradients promote to, on the first gradient's backend
+    (``float(norm)`` reads it). Nothing is read on the host where the gradients share
+    one library and device (tensors made under two ``use_backend`` settings of one
+    library too): on a GPU the step does not wait, and a captured step can clip.
+    Gradients on several libraries or devices meet on the host (one read each). A NaN
+    norm makes every gradient NaN, as in PyTorch.
 
     Examples
     --------
@@ -446,9 +449,11 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tenso
         be0 = get_backend()
         return Tensor._make(be0.xp.asarray(0.0, dtype=be0.dtype, device=be0.device), be0, None)
     be = ps[0]._backend
-    place = (be, str(ps[0]._grad.device))
+    # one library (every Backend of it shares its namespace, whatever its default dtype)
+    # and one device: the sums stay there
+    place = (be.xp, str(ps[0]._grad.device))
     squares = [p._backend.xp.sum(p._grad * p._grad) for p in ps]
-    if all((p._backend, str(p._grad.device)) == place for p in ps):
+    if all((p._backend.xp, str(p._grad.device)) == place for p in ps):
         total_sq = squares[0]
         for s in squares[1:]:
             total_sq = total_sq + s
@@ -462,4 +467,19 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tenso
     scale = min(max_norm / (norm + 1e-6), 1.0) if norm == norm else math.nan
     for p in ps:
         p.grad = p._grad * scale
-    return Tensor._make(be.xp.asarray(norm, device=ps[0]._grad.device), be, None)
+    dtype = _promoted_grad_dtype(ps, be)
+    return Tensor._make(be.xp.asarray(norm, dtype=dtype, device=ps[0]._grad.device), be, None)
+
+
+def _promoted_grad_dtype(ps: list[Tensor], be: Any) -> Any:
+    """The dtype the gradients of ``ps`` promote to, as a dtype of ``be`` (the first
+    gradient's backend): the norm's dtype, as the one-place path's sum and PyTorch give
+    it. Each gradient's dtype is named in ``be``'s namespace (another library's
+    ``float32`` is ``be``'s ``float32``); one that has no name there keeps the first
+    gradient's dtype."""
+    dtypes = [
+        getattr(be.xp, p._backend.dtype_name(p._grad.dtype).rsplit(".", 1)[-1], None) for p in ps
+    ]
+    if any(d is None for d in dtypes):
+        return ps[0]._grad.dtype
+    return be.xp.result_type(*dtypes)
