@@ -171,6 +171,78 @@ def test_everything_ignored(weighted: bool, smoothing: float, backend: Any) -> N
         )
 
 
+# classes 1 and 3 weigh nothing: targets of only those classes have weights that sum to 0
+ZERO_WEIGHT = np.array([0.5, 0.0, 1.0, 0.0, 2.0])
+ZERO_TARGETS = {
+    "kept": (np.array([1, 3, 3, 1]), -100),
+    "some ignored": (np.array([1, -100, 3, -100]), -100),
+    "class 2 ignored": (np.array([1, 2, 3, 2]), 2),
+}
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("targets", sorted(ZERO_TARGETS))
+def test_kept_targets_whose_weights_sum_to_0(targets: str, smoothing: float, backend: Any) -> None:
+    """Targets kept, but their class weights sum to 0: the mean is nan and, as PyTorch
+    (w[t] * g / 0), so is the gradient of every row kept, while the rows ignored get 0
+    (the gradient was 0 everywhere). sum and none are finite, as PyTorch."""
+    target, ignore_index = ZERO_TARGETS[targets]
+    for reduction in ("mean", "sum", "none"):
+        _check(
+            backend,
+            _logits(4),
+            target,
+            weight=ZERO_WEIGHT,
+            ignore_index=ignore_index,
+            label_smoothing=smoothing,
+            reduction=reduction,
+        )
+    _check(backend, _logits(1)[0], np.array(3), weight=ZERO_WEIGHT, label_smoothing=smoothing)
+    # the case itself, spelled out: nan where PyTorch has nan, 0 on an ignored row
+    x = tensor_f64(_logits(4), backend, requires_grad=True)
+    minitorch.cross_entropy(
+        x, _index(target), weight=tensor_f64(ZERO_WEIGHT, backend), ignore_index=ignore_index
+    ).backward()
+    assert x.grad is not None
+    grad = backend.to_numpy(x.grad)
+    ignored = target == ignore_index
+    assert np.isnan(grad[~ignored]).all() and (grad[ignored] == 0).all()
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize(
+    ("target", "weight"),
+    [
+        (np.array([1, -100, 3, -100]), ZERO_WEIGHT),  # kept weights sum to 0: nan
+        (np.array([-100, -100, -100, -100]), WEIGHT),  # every target ignored: 0
+        (np.array([1, -100, 4, 2]), ZERO_WEIGHT),  # kept weights sum to 3
+    ],
+)
+def test_second_derivative_when_the_mean_divides_by_0(
+    target: np.ndarray, weight: np.ndarray, smoothing: float, backend: Any
+) -> None:
+    """create_graph: the gradient of the logits, and the derivative of (gradient . v),
+    as PyTorch, where the mean has nothing to divide by (nan) or no target (0)."""
+    logits = _logits(4)
+    v = np.random.default_rng(6).standard_normal(logits.shape)
+    x, tx = tensor_f64(logits, backend, True), torch_f64(logits, True)
+    options = {"label_smoothing": smoothing}
+    (gx,) = autograd.grad(
+        minitorch.cross_entropy(x, _index(target), weight=tensor_f64(weight, backend), **options),
+        [x],
+        create_graph=True,
+    )
+    (hv,) = autograd.grad((gx * tensor_f64(v, backend)).sum(), [x])
+    (tgx,) = torch.autograd.grad(
+        F.cross_entropy(tx, torch.tensor(target), weight=torch_f64(weight), **options),
+        [tx],
+        create_graph=True,
+    )
+    (thv,) = torch.autograd.grad((tgx * torch_f64(v)).sum(), [tx])
+    _same(backend.to_numpy(gx.data), tgx, "gradient of the logits under create_graph")
+    _same(backend.to_numpy(hv.data), thv, "d (gradient . v) / d logits")
+
+
 @pytest.mark.parametrize("probs", [False, True])
 def test_empty_batch(probs: bool, backend: Any) -> None:
     target = np.zeros((0, C)) if probs else np.zeros(0, dtype=np.int64)

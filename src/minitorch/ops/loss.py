@@ -144,7 +144,9 @@ def _cross_entropy(
     reduction : str
         ``"mean"``, ``"sum"`` or ``"none"`` (one loss per sample). With class indices
         the mean divides by the summed weights of the targets not ignored (their count
-        without ``weight``; nan if there are none); with probabilities by N.
+        without ``weight``); with probabilities by N. As in PyTorch, a mean over no
+        target (every one ignored) is nan with a zero gradient, and one whose kept
+        targets' weights sum to 0 is nan with a nan gradient for the rows kept.
     label_smoothing : float
         In [0, 1]: the target becomes ``(1 - label_smoothing) * target +
         label_smoothing / C`` (for class indices as in PyTorch: that mixture of the
@@ -183,7 +185,7 @@ def _cross_entropy(
         # PyTorch divides by numel / C: nan when there are no classes
         denom: Any = n if c else math.nan
         # q depends on the targets, which may require grad: the VJP recomputes it
-        saved: tuple[Any, ...] = (logits, targets, w, None, None, denom)
+        saved: tuple[Any, ...] = (logits, targets, w, None, None, denom, None)
     else:
         t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
         kept_1d = _kept_targets(xp, t, c, ignore_index)
@@ -225,7 +227,7 @@ def _cross_entropy(
         losses = xp.reshape(losses, (n,))
         # the class targets are kept only to be shown (a graph's "input 1" box): the
         # VJP tells them from probability targets by q, which only they save
-        saved = (logits, targets, w, q, rq, denom)
+        saved = (logits, targets, w, q, rq, denom, kept)
     if reduction == "mean" and hasattr(denom, "shape"):
         # no weight kept (every target ignored): nan, as PyTorch, without the 0 / 0
         out = xp.sum(losses) / xp.where(denom == 0, math.nan, denom)
@@ -235,7 +237,7 @@ def _cross_entropy(
         out = xp.sum(losses)
     else:
         out = losses if logits.ndim == 2 else xp.reshape(losses, ())
-    # saved[6], the gradient of each row's loss, is *derived*: with create_graph the
+    # saved[7], the gradient of each row's loss, is *derived*: with create_graph the
     # engine passes None and the VJP recomputes it from the logits, differentiably
     # (no classes: nothing to divide, and 0 / 0 would warn)
     p = e if not c else e / z if rq is None else e * (rq / z)
@@ -333,13 +335,18 @@ def _cross_entropy_vjp(
     """d loss_i / d logits_i = softmax(logits_i) * sum(q_i) - q_i for the target
     distribution q (scaled by g, and 1/denominator for mean); for probability targets,
     d loss_i / d targets_i = -(1 - label_smoothing) * weight * log_softmax(logits_i)."""
-    logits, targets, w, q, rq, denom, d = saved
+    logits, targets, w, q, rq, denom, kept, d = saved
     soft = q is None  # probability targets (they may need a gradient)
     x = logits if logits.ndim == 2 else xp.reshape(logits, (1, logits.shape[0]))
     if reduction == "none":
         g = xp.reshape(g, (x.shape[0], 1))
     elif reduction == "mean" and hasattr(denom, "shape"):
-        g = g / xp.where(denom == 0, math.inf, denom)  # (no weight kept: a 0 gradient)
+        # as PyTorch: g / denom for the rows kept, nan where their weights sum to 0
+        # (w[t] * g / 0), and 0 for the rows ignored (every row ignored: a 0 gradient);
+        # without the 0 / 0 and on the device
+        g = g / xp.where(denom == 0, math.nan, denom)
+        if kept is not None:
+            g = xp.where(kept, g, 0.0)
     elif reduction == "mean" and denom == denom:  # (nan: no classes, empty gradients)
         # nothing kept (all ignored): the loss is nan, its gradient 0, as PyTorch
         g = g / denom if denom else g * 0.0
@@ -472,7 +479,7 @@ cross_entropy = defop(
     _cross_entropy_vjp,
     nin=2,
     prepare=_prepare_cross_entropy,
-    derived=(6,),
+    derived=(7,),
     facts=Facts(
         ref=_ce_ref,
         samples=(
