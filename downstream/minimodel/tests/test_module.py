@@ -267,6 +267,48 @@ def test_token_id_out_of_range() -> None:
         model.tok_emb(np.array([[0.0, 1.0]]))
 
 
+def test_token_id_out_of_range_in_a_captured_step(backend: Any) -> None:
+    """Bad ids on the recording call of a ``minitorch.capture``d step raise the
+    ValueError that names the problem, with the range the op saw (the layer read the ids
+    on the host to explain it, which the recording refuses: the user got a CaptureError
+    about a ``t.numpy()`` they never wrote). Valid ids then record and replay as eager
+    training does, and bad ids after the recording raise the eager message."""
+
+    def make() -> tuple[Embedding, Any]:
+        minitorch.manual_seed(0)
+        emb = Embedding(20, 4)
+        opt = minitorch.optim.SGD(list(emb.parameters()), lr=0.1)
+
+        def step(tok: minitorch.Tensor) -> minitorch.Tensor:
+            loss = (emb(tok) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return emb, step
+
+    eager_emb, eager = make()
+    emb, raw = make()
+    captured = minitorch.capture(raw, params=list(emb.parameters()))
+    bad = minitorch.tensor(np.array([[1, 2, 25], [3, -4, 5]]))
+    recording = re.escape(
+        "Embedding(20, 4): indices (shape (2, 3)) must be integers in [0, 20) (embedding: "
+        "an index is out of range [0, 20) (indices go from -4 to 25))"
+    )
+    with pytest.raises(ValueError, match=recording):
+        captured(bad)
+    with pytest.raises(ValueError, match=r"must be integers in \[0, 20\) .*got dtype \S*float64"):
+        captured(minitorch.tensor([[0.0, 1.0]]))
+    for ids in ([[1, 2, 3], [3, 4, 5]], [[0, 19, 7], [7, 7, 2]], [[5, 6, 7], [8, 9, 1]]):
+        tok = minitorch.tensor(np.array(ids))
+        np.testing.assert_array_equal(host(captured(tok)), host(eager(tok)))
+        np.testing.assert_array_equal(host(emb.weight), host(eager_emb.weight))
+    assert captured.stats == {"records": 1, "replays": 2, "fallbacks": 0}
+    with pytest.raises(ValueError, match=re.escape("(shape (2, 3)) go from -4 to 25, but")):
+        captured(bad)
+
+
 def test_context_longer_than_block_size() -> None:
     with pytest.raises(
         ValueError,

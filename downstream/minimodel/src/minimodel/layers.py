@@ -81,16 +81,27 @@ class Embedding(Module):
         try:
             return minitorch.embedding(indices, self.weight)
         except minitorch.OpError as exc:
-            raise ValueError(f"{self!r}: {_index_problem(indices, self.num_embeddings)}") from exc
+            problem = _index_problem(indices, self.num_embeddings, exc)
+            raise ValueError(f"{self!r}: {problem}") from exc
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
-def _index_problem(indices: Any, n: int) -> str:
-    """Why ``indices`` cannot pick rows of an ``n``-row table (only on the error path)."""
-    ids = indices.numpy() if isinstance(indices, minitorch.Tensor) else indices
-    shape = tuple(getattr(ids, "shape", ()))
+def _index_problem(indices: Any, n: int, error: Exception) -> str:
+    """Why ``indices`` cannot pick rows of an ``n``-row table (only on the error path),
+    read from their values. Inside the recording of a ``minitorch.capture``d step the
+    values cannot be read on the host (the capture refuses it): the op's own ``error``
+    then says what it saw."""
+    shape = tuple(getattr(indices, "shape", ()))
+    try:
+        ids = indices.numpy() if isinstance(indices, minitorch.Tensor) else indices
+    except minitorch.CaptureError:
+        return (
+            f"indices (shape {shape}) must be integers in [0, {n}) ({error}); encode the "
+            f"input with the tokenizer the model was built for, or make num_embeddings "
+            f"larger than the largest index"
+        )
     dtype = getattr(ids, "dtype", type(ids))
     kind = getattr(dtype, "kind", "")
     if kind not in ("i", "u"):
