@@ -359,8 +359,8 @@ def test_what_a_replay_cannot_repeat_is_refused() -> None:
     w = minitorch.ones(4, requires_grad=True)
     with pytest.raises(CaptureError, match="requires grad"):
         minitorch.capture(lambda t: t.sum())(w)
-    with pytest.raises(CaptureError, match="Tensors or hashable values"):
-        minitorch.capture(lambda t: t)([1.0])
+    with pytest.raises(CaptureError, match=r"Tensors, hashable values .* got ndarray"):
+        minitorch.capture(lambda t: t)(np.ones(2))
 
 
 class _CachedMask:
@@ -1191,6 +1191,61 @@ def test_freezing_a_parameter_between_calls_records_again() -> None:
 
 class _Part(enum.Enum):
     LOSS = "loss"
+
+
+def test_a_batch_of_tensors_in_a_tuple_or_dict_is_an_argument() -> None:
+    """step(batch) with batch = (x, y) or {"x": x, "y": y}, as a data loader yields
+    them: the tensors inside are read afresh at every replay (the call was refused, its
+    message saying tuples were allowed), their shapes are part of the signature, and a
+    new array given to one of them is refused by its place in the batch."""
+    eager_ps, _, eager_step = _model("float64")
+    ps, optimizer, train_step = _model("float64")
+    as_tuple = minitorch.capture(lambda b: train_step(*b), optimizer=optimizer)
+    as_dict = minitorch.capture(lambda b: train_step(b["x"], b["y"]), optimizer=optimizer)
+    for i, (x, y) in enumerate(_batches(4, 8, "float64") + _batches(2, 5, "float64", seed=3)):
+        got = as_tuple((x, y)) if i % 2 == 0 else as_dict({"x": x, "y": y})
+        np.testing.assert_array_equal(_host(got), _host(eager_step(x, y)), err_msg=f"call {i}")
+    _assert_same_params(ps, eager_ps)
+    # records: each capture with no .grad yet, with .grad set, with 5 rows (one the first)
+    assert as_tuple.stats["records"] + as_dict.stats["records"] == 5
+    assert as_tuple.stats["replays"] + as_dict.stats["replays"] == 1
+
+    def rebind(batch: tuple[minitorch.Tensor, ...]) -> minitorch.Tensor:
+        batch[1].data = batch[1].data * 2.0
+        return (batch[0] @ ps[0]).sum()
+
+    with pytest.raises(CaptureError, match=r"Tensor argument 0\[1\] a new array"):
+        minitorch.capture(rebind, params=ps)((x, minitorch.ones(2)))
+
+
+def test_a_step_may_return_backend_arrays() -> None:
+    """A step returning a backend array (a gradient, before zero_grad) hands it back as
+    the eager step does (it was refused as 'a number computed in the step')."""
+    eager_ps, _, _ = _model("float64")
+    ps, _, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor]) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+            loss.backward()
+            grads = [p.grad for p in ps]
+            with minitorch.no_grad():
+                for p in ps:
+                    if p.grad is not None:
+                        p -= 0.1 * p.grad
+                    p.grad = None
+            return loss, grads[0], {"out": grads[2]}
+
+        return step
+
+    step, eager = minitorch.capture(make(ps), params=ps), make(eager_ps)
+    for i, (x, y) in enumerate(_batches(4, 8, "float64")):
+        got, want = step(x, y), eager(x, y)
+        flat = [(r[0], r[1], r[2]["out"]) for r in (got, want)]
+        for a, b in zip(*flat, strict=True):
+            np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"call {i}")
+        assert _is_real_array(got[1], ps[0].backend)
+    assert step.stats["replays"] == 3
 
 
 def test_a_result_dict_may_have_any_hashable_keys() -> None:

@@ -1275,12 +1275,14 @@ def _fresh(src: _Source, t: Any, copy: dict[int, Callable[[Any], Any]], p: Tenso
 
 
 def _leaves(result: Any) -> Iterator[tuple[Any, Any]]:
-    """``(array template, backend)`` for every tensor of a result template."""
+    """``(array template, backend)`` for every tensor (and backend array: backend
+    None) of a result template."""
     return ((r.array, r.backend) for r in _template_items(result) if type(r) is _TensorOut)
 
 
 class _TensorOut:
-    """A tensor of the step's result: its array (template) and backend."""
+    """A tensor of the step's result: its array (template) and backend; a backend
+    array the step returned as it is (``w.grad``) has backend None."""
 
     __slots__ = ("array", "backend")
 
@@ -1295,9 +1297,11 @@ def _render_result(src: _Source, r: Any, copy: dict[int, Callable[[Any], Any]]) 
         arr = r.array
         if type(arr) is _Ref:
             data = f"v{arr.slot}"
+        elif r.backend is None:
+            data = f"{src.name(_copy_of, 'COPY')}({src.name(arr, 'K')})"
         else:
             data = f"{src.name(copy[id(r.backend.xp)], 'COPY')}({src.name(arr, 'K')})"
-        return f"TM({data}, {src.name(r.backend, 'B')}, None)"
+        return data if r.backend is None else f"TM({data}, {src.name(r.backend, 'B')}, None)"
     if tr is tuple:
         items = [_render_result(src, x, copy) for x in r]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
@@ -1421,8 +1425,7 @@ class Captured:
         prog = self._programs.get(key)
         if prog is None:
             return self._record(key, args, kwargs, params)
-        arrays = [a.data for a in args if isinstance(a, Tensor)]
-        arrays += [v.data for _, v in kwargs.items() if isinstance(v, Tensor)]
+        arrays = [t.data for _, t in _tensors_in(args, kwargs)]
         try:
             out = prog.run(*arrays)
         except _GuardFailed as exc:
@@ -1510,27 +1513,34 @@ class Captured:
         arg_slots: list[int] = []
 
         def shadow(a: Any) -> Any:
-            if not isinstance(a, Tensor):
-                return a
+            """``a`` with its Tensors (in tuples, lists and dicts too: a batch) replaced
+            by tensors of traced arrays, in the order of :func:`_tensors_in`."""
+            if isinstance(a, Tensor):
+                t = rec.new_input(a.data)
+                arg_slots.append(t.slot)
+                backends[id(a._backend.xp)] = a._backend
+                s = Tensor._make(t, a._backend, None)
+                s.name = a.name
+                shadows.append((s, t))
+                return s
+            if type(a) is dict:
+                return {k: shadow(v) for k, v in a.items()}
+            if isinstance(a, tuple | list):
+                parts = [shadow(v) for v in a]
+                return a._make(parts) if hasattr(a, "_make") else type(a)(parts)
+            return a
+
+        for name, a in _tensors_in(args, kwargs):
             if a.requires_grad:
                 raise CaptureError(
-                    f"{self!r}: a Tensor argument requires grad (shape {a.shape}); arguments "
-                    f"are the step's data: pass tensors that do not require grad, and give "
-                    f"trained tensors to capture(params=...) or through an optimizer"
+                    f"{self!r}: Tensor argument {name} requires grad (shape {a.shape}); "
+                    f"arguments are the step's data: pass tensors that do not require grad, "
+                    f"and give trained tensors to capture(params=...) or through an optimizer"
                 )
-            t = rec.new_input(a.data)
-            arg_slots.append(t.slot)
-            backends[id(a._backend.xp)] = a._backend
-            s = Tensor._make(t, a._backend, None)
-            s.name = a.name
-            shadows.append((s, t))
-            return s
-
         shadows: list[tuple[Tensor, _Traced]] = []
         in_args = [shadow(a) for a in args]
         in_kwargs = {k: shadow(v) for k, v in kwargs.items()}
-        names = [f"{i}" for i, a in enumerate(args) if isinstance(a, Tensor)]
-        names += [f"{k!r}" for k, v in kwargs.items() if isinstance(v, Tensor)]
+        names = [name for name, _ in _tensors_in(args, kwargs)]
         param_in: list[tuple[int, int | None]] = []
         index = {id(p): i for i, p in enumerate(params)}
         for p in params:
@@ -1704,17 +1714,45 @@ def _host_step(
     return step
 
 
+def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple[str, Tensor]]:
+    """The Tensors among a call's arguments, also inside tuples, lists and dicts (a
+    batch ``(x, y)``), in a fixed order, each with a name for messages."""
+
+    def walk(a: Any, name: str) -> Iterator[tuple[str, Tensor]]:
+        if isinstance(a, Tensor):
+            yield name, a
+        elif type(a) is dict:
+            for k, v in a.items():
+                yield from walk(v, f"{name}[{k!r}]")
+        elif isinstance(a, tuple | list):
+            for i, v in enumerate(a):
+                yield from walk(v, f"{name}[{i}]")
+
+    for i, a in enumerate(args):
+        yield from walk(a, f"{i}")
+    for k, v in kwargs.items():
+        yield from walk(v, f"{k!r}")
+
+
 def _arg_key(a: Any) -> Any:
+    """A step's argument as part of the recording's key: a Tensor by its backend, shape,
+    dtype and requires_grad; tuples, lists and dicts by their items; anything else by
+    its value (:func:`_value_key`)."""
     if isinstance(a, Tensor):
         return (Tensor, a._backend, a.data.shape, a.data.dtype, a._requires_grad)
+    if type(a) is dict:
+        return (dict, tuple((_value_key(k), _arg_key(v)) for k, v in a.items()))
+    if isinstance(a, tuple | list):
+        return (type(a), tuple(_arg_key(v) for v in a))
     try:
         key = _value_key(a)
         hash(key)
     except TypeError:
         raise CaptureError(
-            f"capture: a step's arguments must be Tensors or hashable values (numbers, "
-            f"strings, None, tuples of them), got {type(a).__name__}; make it a Tensor, or "
-            f"read it inside the step from an object the step closes over"
+            f"capture: a step's arguments must be Tensors, hashable values (numbers, "
+            f"strings, None) or tuples, lists and dicts of them, got "
+            f"{type(a).__name__}; make it a Tensor, or read it inside the step from an object "
+            f"the step closes over"
         ) from None
     return key
 
@@ -1724,8 +1762,6 @@ def _value_key(a: Any) -> Any:
     make different constants), floats by their bits (``-0.0`` is not ``0.0``, a NaN
     equals itself)."""
     ta = type(a)
-    if ta is tuple:
-        return (tuple, tuple(_value_key(x) for x in a))
     if ta is float:
         return (float, a.hex())
     if ta is complex:
@@ -1734,8 +1770,6 @@ def _value_key(a: Any) -> Any:
         return (ta, a.tobytes())
     if isinstance(a, float | complex):  # other subclasses
         return (ta, complex(a).real.hex(), complex(a).imag.hex())
-    if isinstance(a, Tensor):
-        raise TypeError  # a tensor inside a tuple
     return (ta, a)
 
 
@@ -1754,10 +1788,13 @@ def _result_template(rec: _Recorder, out: Any, who: Any) -> tuple[Any, Any]:
         return {k: p[0] for k, p in pairs_d.items()}, {k: p[1] for k, p in pairs_d.items()}
     if out is None:
         return None, None
+    if _is_array(out):  # a backend array (w.grad), handed back as one
+        return _TensorOut(_state_template(rec, out), None), _real(out)
     raise CaptureError(
         f"{who!r}: the step returned {type(out).__name__}; a captured step returns Tensors "
-        f"(or None, or tuples, lists and dicts of them): a number computed in the step would "
-        f"be frozen at its first value. Return the tensor and convert it after the call"
+        f"or backend arrays (or None, or tuples, lists and dicts of them): a number computed "
+        f"in the step would be frozen at its first value. Return the tensor and convert it "
+        f"after the call"
     )
 
 
