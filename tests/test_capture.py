@@ -276,6 +276,27 @@ def test_moving_an_argument_inside_the_step_is_refused_by_its_name() -> None:
         minitorch.capture(step)(minitorch.ones(2, 3))
 
 
+def test_a_method_of_a_backend_array_is_refused_by_name() -> None:
+    """p.grad.sum() (a method of the backend array) is not recorded: a CaptureError
+    saying to call the namespace's function (it was an AttributeError, no CaptureError),
+    which is still an AttributeError, so hasattr() probes of the array libraries work."""
+    ps, optimizer, _ = _model("float64")
+    seen: list[bool] = []
+
+    def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+        loss.backward()
+        seen.append(hasattr(ps[0].grad, "no_such_method"))
+        ps[0].grad.reshape(-1)
+        optimizer.step()
+        return loss
+
+    with pytest.raises(CaptureError, match=r"a\.reshape on a backend array .*xp\.reshape\(a"):
+        minitorch.capture(step, optimizer=optimizer)(*_batches(1, 4, "float64")[0])
+    assert seen == [False]
+    assert all(_is_real_array(p.data, p.backend) for p in ps)
+
+
 def test_clipping_class_weights_and_ignored_targets_replay_without_host_reads() -> None:
     """clip_grad_norm_, cross_entropy's class weights and the count of targets kept by
     ignore_index stay on the device (the first versions read the norm, the summed

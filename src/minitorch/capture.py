@@ -256,9 +256,11 @@ class _Traced:
             if self.const:
                 return getattr(self.value, name)
             raise _host_read(f".{name}()", self)
-        raise AttributeError(
-            f"a traced array (shape {tuple(self.value.shape)}) has no attribute {name!r} "
-            f"inside a captured step: array code must use the namespace's free functions"
+        raise _ArrayMethodError(
+            f"a.{name} on a backend array inside a captured step (shape "
+            f"{tuple(self.value.shape)}): the arrays' own methods are not recorded; call the "
+            f"namespace's function instead (xp.{name}(a, ...), with xp = tensor.backend.xp), "
+            f"or compute with Tensors"
         )
 
     def __repr__(self) -> str:
@@ -266,6 +268,11 @@ class _Traced:
             f"<array traced by minitorch.capture: shape {tuple(self.value.shape)}, "
             f"dtype {self.value.dtype}>"
         )
+
+
+class _ArrayMethodError(CaptureError, AttributeError):
+    """A backend array's own method used inside a captured step: a CaptureError, and an
+    AttributeError too, so that ``hasattr`` probes of array libraries still say False."""
 
 
 def _binary(sym: str, reflected: bool) -> Callable[[_Traced, Any], Any]:
