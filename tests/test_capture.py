@@ -1239,6 +1239,40 @@ def test_a_batch_of_tensors_in_a_tuple_or_dict_is_an_argument() -> None:
         minitorch.capture(rebind, params=ps)((x, minitorch.ones(2)))
 
 
+def test_replays_bump_the_versions_as_the_eager_step_does() -> None:
+    """Tensor.version counts in-place changes (the engine checks it for saved tensors):
+    a replay bumps each parameter's version as the eager step does, by its in-place
+    Tensor ops and by the optimizer's step, once each (the replays bumped only the
+    optimizer's)."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            with minitorch.no_grad():
+                ps[1].mul_(0.5)  # an in-place Tensor op on a parameter
+                ps[1].add_(0.25)
+            return loss
+
+        return step
+
+    step, eager = (
+        minitorch.capture(make(ps, optimizer), optimizer=optimizer),
+        make(eager_ps, eager_opt),
+    )
+    for x, y in _batches(4, 8, "float64"):
+        step(x, y)
+        eager(x, y)
+    _assert_same_params(ps, eager_ps)
+    # b1 gets no gradient here: only its two in-place ops bump it; b2 is not used
+    assert [p.version for p in ps] == [p.version for p in eager_ps] == [4, 8, 4, 0]
+    assert step.stats["replays"] == 3
+
+
 def test_a_step_may_return_backend_arrays() -> None:
     """A step returning a backend array (a gradient, before zero_grad) hands it back as
     the eager step does (it was refused as 'a number computed in the step')."""

@@ -547,6 +547,8 @@ class _Recorder:
         self.inputs: list[Any] = []
         #: arrays that calls read as they are (constants of the program), by id
         self.raw: dict[int, Any] = {}
+        #: id(parameter) -> how many times the real optimizer steps bumped its version
+        self.host_bumps: dict[int, int] = {}
         #: the code of the given optimizers' step() methods: the replay calls them, so
         #: they must never run on traced arrays (a step bound before the capture would)
         self.step_codes: frozenset[Any] = frozenset()
@@ -916,6 +918,7 @@ class _Program:
         params: list[Tensor],
         param_in: list[tuple[int, int | None]],
         final: list[tuple[Any, Any]],
+        bumps: list[int],
         arg_slots: list[int],
         result: Any,
         steps: list[Callable[[], Any]],
@@ -1041,6 +1044,8 @@ class _Program:
                 lines.append(f"{p}.data = {_fresh(src, d, copy, params[i])}")
             if g1 is not None:
                 lines.append(f"{p}._grad = {_fresh(src, g1[0], copy, params[i])}")
+            if bumps[i] > 0:
+                lines.append(f"{p}._version += {bumps[i]}")
         lines.append(f"return {_render_result(src, result, copy)}")
         header = f"def replay({', '.join(f'v{s}' for s in arg_slots)}):"
         self.source = "\n".join([header] + [f"    {ln}" for ln in lines])
@@ -1553,6 +1558,7 @@ class Captured:
         for p in params:
             backends[id(p._backend.xp)] = p._backend
         original = [(p, p.data, p._grad) for p in params]
+        versions = [p._version for p in params]
         gen_states = [(g, g.get_state()) for g in live_generators()]
         hypers = [_hyper_parameters(opt) for opt in self.optimizers]
         patched: list[tuple[Any, dict[str, Any]]] = []
@@ -1591,6 +1597,12 @@ class Captured:
                     )
             result, user = _result_template(rec, out, self)
             final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
+            # in-place Tensor ops of the step (w.sub_(...) under no_grad) bumped versions
+            # that the replay writes no Tensor op to bump; the optimizers' steps bump their own
+            bumps = [
+                p._version - v - rec.host_bumps.get(id(p), 0)
+                for p, v in zip(params, versions, strict=True)
+            ]
         finally:
             _ACTIVE.rec = None
             for ns, saved in patched:
@@ -1633,7 +1645,7 @@ class Captured:
 
         def build() -> _Program:
             return _Program(
-                rec, params, param_in, final, arg_slots, result, steps, copy, graphs, inplace
+                rec, params, param_in, final, bumps, arg_slots, result, steps, copy, graphs, inplace
             )
 
         return user, build
@@ -1705,11 +1717,14 @@ def _host_step(
                 )
             ins.append((index[id(p)], _state_template(rec, p.data), _state_template(rec, p._grad)))
             p.data, p._grad = _real(p.data), _real(p._grad)
+        versions = [p._version for p in opt.params]
         rec.paused += 1
         try:
             real_step()
         finally:
             rec.paused -= 1
+        for p, v in zip(opt.params, versions, strict=True):
+            rec.host_bumps[id(p)] = rec.host_bumps.get(id(p), 0) + p._version - v
         outs: list[tuple[int, int, int | None]] = []
         for p in opt.params:
             d = rec.new_input(p.data)
