@@ -1239,6 +1239,39 @@ def test_a_batch_of_tensors_in_a_tuple_or_dict_is_an_argument() -> None:
         minitorch.capture(rebind, params=ps)((x, minitorch.ones(2)))
 
 
+def test_a_constant_tensor_left_of_an_operator_is_recorded() -> None:
+    """A fixed tensor (a scale, a mask, a table: no parameter) on the left of an operator
+    whose right operand comes from the step: array-api-strict's arrays raise TypeError
+    for an operand they do not know instead of returning NotImplemented, so the call
+    failed with an OpError naming the internal traced array; on every backend now the
+    replays equal eager training."""
+    eager_ps, _, _ = _model("float64")
+    ps, _, _ = _model("float64")
+    scale = minitorch.tensor(np.linspace(0.5, 1.5, N_IN), dtype="float64")
+    table = minitorch.tensor(np.eye(N_IN) * 2.0, dtype="float64")
+
+    def make(ps: list[minitorch.Tensor]) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            z = table @ (scale * x - 0.25).mT  # the constants on the left
+            h = minitorch.where(scale < z.mT, z.mT, 0.0) @ ps[0]
+            loss = minitorch.cross_entropy(h.relu() @ ps[2], y)
+            loss.backward()
+            with minitorch.no_grad():
+                for p in ps:
+                    if p.grad is not None:
+                        p -= 0.1 * p.grad
+                    p.grad = None
+            return loss
+
+        return step
+
+    step, eager = minitorch.capture(make(ps), params=ps), make(eager_ps)
+    for i, (x, y) in enumerate(_batches(4, 8, "float64")):
+        np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)), err_msg=f"call {i}")
+    _assert_same_params(ps, eager_ps)
+    assert step.stats["replays"] == 3
+
+
 def test_replays_bump_the_versions_as_the_eager_step_does() -> None:
     """Tensor.version counts in-place changes (the engine checks it for saved tensors):
     a replay bumps each parameter's version as the eager step does, by its in-place

@@ -1562,6 +1562,7 @@ class Captured:
         gen_states = [(g, g.get_state()) for g in live_generators()]
         hypers = [_hyper_parameters(opt) for opt in self.optimizers]
         patched: list[tuple[Any, dict[str, Any]]] = []
+        deferring: list[tuple[type, str, Any]] = []
         opt_patched: list[tuple[Any, Any]] = []
         copy: dict[int, Callable[[Any], Any]] = {}
         steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
@@ -1575,6 +1576,7 @@ class Captured:
                 ns = be.xp
                 copy[id(ns)] = _copier(ns.asarray)
                 patched.append((ns, _swap_namespace(rec, ns)))
+            deferring = _defer_to_traced({type(v) for v in rec.inputs})
             for i, opt in enumerate(self.optimizers):
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
@@ -1607,6 +1609,8 @@ class Captured:
             _ACTIVE.rec = None
             for ns, saved in patched:
                 vars(ns).update(saved)
+            for cls, name, method in deferring:
+                setattr(cls, name, method)
             for opt, had in reversed(opt_patched):
                 if had is None:
                     del opt.step
@@ -1652,6 +1656,30 @@ class Captured:
 
 
 _TRACE_CODE = Captured._trace.__code__
+
+
+def _defer_to_traced(types_: set[type]) -> list[tuple[type, str, Any]]:
+    """For the recording, make the operators of array types that raise TypeError for an
+    operand they do not know (array-api-strict's, instead of returning NotImplemented)
+    return NotImplemented for a traced array, so that Python asks the traced array
+    (``constant * traced``: a constant tensor on the left); returns what to restore."""
+    saved: list[tuple[type, str, Any]] = []
+    for cls in types_:
+        if not cls.__module__.startswith("array_api_strict"):
+            continue
+        for name in (*_BINARY, *_COMPARE):
+            method = vars(cls).get(f"__{name}__")
+            if method is not None:
+                saved.append((cls, f"__{name}__", method))
+                setattr(cls, f"__{name}__", _deferring(method))
+    return saved
+
+
+def _deferring(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def op(self: Any, other: Any) -> Any:
+        return NotImplemented if type(other) is _Traced else method(self, other)
+
+    return op
 
 
 def _swap_namespace(rec: _Recorder, ns: Any) -> dict[str, Any]:
