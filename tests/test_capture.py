@@ -297,6 +297,28 @@ def test_a_method_of_a_backend_array_is_refused_by_name() -> None:
     assert all(_is_real_array(p.data, p.backend) for p in ps)
 
 
+def test_a_host_read_in_a_minitorch_function_names_it() -> None:
+    """clip_grad_norm_ over gradients on two backends sums them on the host: refused
+    inside a captured step, naming clip_grad_norm_ (the message named a float() the user
+    never wrote)."""
+    pytest.importorskip("torch")
+    made = {}
+    for name in ("numpy", "torch"):
+        with minitorch.use_backend(name, dtype="float64"):
+            made[name] = (minitorch.ones(3), minitorch.ones(3, requires_grad=True))
+    (x, w), (xt, v) = made["numpy"], made["torch"]
+
+    def step(x: minitorch.Tensor, xt: minitorch.Tensor) -> Any:
+        loss, loss_t = (x * w).sum(), (xt * v).sum()
+        loss.backward()
+        loss_t.backward()
+        minitorch.optim.clip_grad_norm_([w, v], 1.0)
+        return loss, loss_t
+
+    with pytest.raises(CaptureError, match=r"in minitorch\.optim\.clip_grad_norm_ inside"):
+        minitorch.capture(step, params=[w, v])(x, xt)
+
+
 def test_clipping_class_weights_and_ignored_targets_replay_without_host_reads() -> None:
     """clip_grad_norm_, cross_entropy's class weights and the count of targets kept by
     ignore_index stay on the device (the first versions read the norm, the summed

@@ -403,6 +403,7 @@ _TENSOR_READS = {
     "tolist": "t.tolist()",
 }
 _TENSOR_FILE = sys.modules[Tensor.__module__].__file__
+_PACKAGE = str(_TENSOR_FILE).rsplit("tensor.py", 1)[0]
 
 
 #: ops that read their input on the host, as the user wrote them, and what to do
@@ -426,14 +427,22 @@ def _as_written(what: str) -> tuple[str, str]:
     ``what`` where the read came from elsewhere (an op's own code)."""
     frame: types.FrameType | None = sys._getframe(1)
     outer = None
+    caller = None  # the first function of minitorch's outside this module (clip_grad_norm_)
     while frame is not None:
-        if frame.f_code.co_filename == _TENSOR_FILE:
+        code = frame.f_code
+        if code.co_filename == _TENSOR_FILE:
             outer = frame
         elif outer is not None:
             break
+        elif (
+            caller is None
+            and code.co_filename.startswith(_PACKAGE)
+            and frame.f_globals.get("__name__") not in (__name__, "minitorch.backend")
+        ):
+            caller = f"{frame.f_globals['__name__']}.{code.co_qualname.split('.<locals>')[0]}"
         frame = frame.f_back
     if outer is None:
-        return what, _READ_ADVICE
+        return (what if caller is None else f"{what} in {caller}"), _READ_ADVICE
     if outer.f_code.co_name == "apply":
         op = getattr(outer.f_locals.get("op"), "name", "")
         return _OP_READS.get(op, (f"the op {op!r} ({what})", _READ_ADVICE))
