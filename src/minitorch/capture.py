@@ -1423,12 +1423,16 @@ class Captured:
                 out.append(p)
         return out
 
-    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any], params: list[Tensor]) -> Any:
+    def _key(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], params: list[Tensor], arrays: list[Any]
+    ) -> Any:
+        """The call's signature (the recording's key); the arrays of its Tensor arguments
+        are appended to ``arrays``, in the order of :func:`_tensors_in`."""
         parts: list[Any] = [_grad_mode._state.enabled]
         for a in args:
-            parts.append(_arg_key(a))
+            parts.append(_arg_key(a, arrays))
         for k, v in kwargs.items():
-            parts.append((k, _arg_key(v)))
+            parts.append((k, _arg_key(v, arrays)))
         for p in params:
             d, g = p.data, p._grad
             grad = None if g is None else (g.shape, g.dtype)
@@ -1442,11 +1446,11 @@ class Captured:
                 f"steps do not nest; capture the outer step only"
             )
         params = self._all_params()
-        key = self._key(args, kwargs, params)
+        arrays: list[Any] = []
+        key = self._key(args, kwargs, params, arrays)
         prog = self._programs.get(key)
         if prog is None:
             return self._record(key, args, kwargs, params)
-        arrays = [t.data for _, t in _tensors_in(args, kwargs)]
         try:
             out = prog.run(*arrays)
         except _GuardFailed as exc:
@@ -1793,16 +1797,18 @@ def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple
         yield from walk(v, f"{k!r}")
 
 
-def _arg_key(a: Any) -> Any:
+def _arg_key(a: Any, arrays: list[Any]) -> Any:
     """A step's argument as part of the recording's key: a Tensor by its backend, shape,
-    dtype and requires_grad; tuples, lists and dicts by their items; anything else by
-    its value (:func:`_value_key`)."""
+    dtype and requires_grad (its array appended to ``arrays``); tuples, lists and dicts
+    by their items; anything else by its value (:func:`_value_key`)."""
     if isinstance(a, Tensor):
-        return (Tensor, a._backend, a.data.shape, a.data.dtype, a._requires_grad)
+        d = a.data
+        arrays.append(d)
+        return (Tensor, a._backend, d.shape, d.dtype, a._requires_grad)
     if type(a) is dict:
-        return (dict, tuple((_value_key(k), _arg_key(v)) for k, v in a.items()))
+        return (dict, tuple((_value_key(k), _arg_key(v, arrays)) for k, v in a.items()))
     if isinstance(a, tuple | list):
-        return (type(a), tuple(_arg_key(v) for v in a))
+        return (type(a), tuple(_arg_key(v, arrays) for v in a))
     try:
         key = _value_key(a)
         hash(key)
