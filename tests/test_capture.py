@@ -1088,6 +1088,34 @@ def test_an_op_that_fails_on_a_replays_values_raises_the_eager_error() -> None:
     assert step.stats == {"records": 1, "replays": 2, "fallbacks": 1}
 
 
+def test_a_replay_that_fails_where_the_eager_step_does_not_says_so() -> None:
+    """If the replay itself fails before changing anything while the eager step runs (a
+    defect of the capture: a CUDA graph that cannot be made, say), the call runs eagerly
+    and a RuntimeWarning says so, rather than passing for an error of the data."""
+    eager_ps, _, eager_step = _model("float64")
+    ps, optimizer, train_step = _model("float64")
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    batches = _batches(3, 4, "float64")
+    for x, y in batches[:2]:
+        step(x, y)
+        eager_step(x, y)
+    scope: dict[str, Any] = {}
+    exec(
+        compile("def replay(*a):\n    raise RuntimeError('boom')\n", "<minitorch.capture>", "exec"),
+        scope,
+    )
+    for prog in step._programs.values():
+        prog.run = scope["replay"]
+    x, y = batches[2]
+    with pytest.warns(
+        RuntimeWarning, match="the replay raised RuntimeError: boom, where the eager"
+    ):
+        got = step(x, y)
+    np.testing.assert_array_equal(_host(got), _host(eager_step(x, y)))
+    _assert_same_params(ps, eager_ps)
+    assert step.stats["fallbacks"] == 1
+
+
 def test_inputs_are_not_mutated_and_results_not_reused() -> None:
     ps, optimizer, raw_step = _model("float64")
 

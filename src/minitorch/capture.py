@@ -1470,7 +1470,16 @@ class Captured:
             # a call failed on these values (cholesky of a matrix that is not positive
             # definite) before anything changed: the eager step raises minitorch's error,
             # naming the op and its inputs, instead of the library's bare one
-            return self._fallback(prog, args, kwargs)
+            out = self._fallback(prog, args, kwargs)
+            # the same calls on the same values ran eagerly: the replay itself failed
+            warnings.warn(
+                f"{self!r}: the replay raised {type(exc).__name__}: {exc}, where the eager "
+                f"step did not; this call ran eagerly (a defect of minitorch.capture: "
+                f"step.reset() records again)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return out
         prog.runs += 1
         self.stats["replays"] += 1
         return out
