@@ -343,8 +343,9 @@ def _cross_entropy_vjp(
     elif reduction == "mean" and hasattr(denom, "shape"):
         # as PyTorch: g / denom for the rows kept, nan where their weights sum to 0
         # (w[t] * g / 0), and 0 for the rows ignored (every row ignored: a 0 gradient);
-        # without the 0 / 0 and on the device
-        g = g / xp.where(denom == 0, math.nan, denom)
+        # without the 0 / 0 and on the device. No rows: an empty gradient, and g's own
+        # derivative through it 0 (an empty sum), not nan
+        g = g / xp.where(denom == 0, math.nan if x.shape[0] else math.inf, denom)
         if kept is not None:
             g = xp.where(kept, g, 0.0)
     elif reduction == "mean" and denom == denom:  # (nan: no classes, empty gradients)
