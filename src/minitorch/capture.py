@@ -307,7 +307,12 @@ def _inplace(name: str, sym: str) -> Callable[[_Traced, Any], Any]:
         real_other, t_other, _ = rec.unwrap(other)
         for w in rec.proxies:
             t = w()
-            if t is not None and t is not self and _shares_memory(t.value, self.value):
+            if (
+                t is not None
+                and t is not self
+                and t.value is not self.value  # (the same array twice: no view)
+                and _shares_memory(t.value, self.value)
+            ):
                 raise CaptureError(
                     f"an in-place {sym}= on an array of the step that shares memory with "
                     f"another one (a view): the replay would not change the view. Write "
@@ -674,19 +679,26 @@ class _Recorder:
         return wrapped
 
     def refuse_optimizer_step(self) -> None:
-        """Raise if a given optimizer's ``step()`` is computing on the step's arrays:
-        it was reached without the capture's stand-in (``opt_step = opt.step`` taken
-        before the capture), so its learning rate and counters would be frozen."""
-        if not self.step_codes:
-            return
+        """Raise if an optimizer's ``step()`` (one given to the capture, or any of
+        minitorch's) is computing on the step's arrays: the replay would repeat its
+        arithmetic with its learning rate and counters frozen, instead of calling it."""
         frame: types.FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code is not _TRACE_CODE:
-            if frame.f_code in self.step_codes:
+            code = frame.f_code
+            if code in self.step_codes:
                 raise CaptureError(
-                    f"{frame.f_code.co_qualname}() ran on the step's arrays instead of being "
-                    f"called by the capture: it was reached through a reference taken before "
-                    f"the capture (opt_step = opt.step), and its learning rate and counters "
+                    f"{code.co_qualname}() ran on the step's arrays instead of being called "
+                    f"by the capture: it was reached through a reference taken before the "
+                    f"capture (opt_step = opt.step), and its learning rate and counters "
                     f"would be frozen in the replays. Call opt.step() inside the step"
+                )
+            if code.co_name == "step" and frame.f_globals.get("__name__") == _OPTIM:
+                raise CaptureError(
+                    f"{code.co_qualname}() ran inside the captured step, but its optimizer "
+                    f"was not given to the capture: the replays would repeat its arithmetic "
+                    f"with its learning rate and counters frozen. Give it with "
+                    f"capture(optimizer=...) (a list for several), not its tensors with "
+                    f"params="
                 )
             frame = frame.f_back
 
@@ -1127,6 +1139,9 @@ def _hoist_guards(
         elif type(ins) is _Host:
             made.update((s, i) for _, d, g in ins.outs for s in (d, g) if s is not None)
     written = [values[s] for ds, gs in param_in for s in (ds, gs) if s is not None]
+    # what an optimizer's step is handed it may write into (a step that zeroes the
+    # gradients in place)
+    written += [values[s] for ins in kept[first:] if type(ins) is _Host for s in _instr_reads(ins)]
     written += [
         values[s]
         for ins in kept[first:]
@@ -1603,7 +1618,7 @@ class Captured:
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
             rec.step_codes = frozenset(
-                f.__code__
+                _unwrapped(f).__code__
                 for opt in self.optimizers
                 for cls in type(opt).__mro__
                 if isinstance(f := vars(cls).get("step"), types.FunctionType)
@@ -1678,6 +1693,16 @@ class Captured:
 
 
 _TRACE_CODE = Captured._trace.__code__
+#: the module of minitorch's optimizers (not imported here: the same layer)
+_OPTIM = f"{__package__}.optim"
+
+
+def _unwrapped(f: Any) -> Any:
+    """``f`` without its decorators (``@minitorch.no_grad()`` on an optimizer's step:
+    the decorator's wrapper code is shared by every decorated function)."""
+    while isinstance(getattr(f, "__wrapped__", None), types.FunctionType):
+        f = f.__wrapped__
+    return f
 
 
 def _defer_to_traced(types_: set[type]) -> list[tuple[type, str, Any]]:

@@ -274,7 +274,7 @@ def test_token_id_out_of_range_in_a_captured_step(backend: Any) -> None:
     about a ``t.numpy()`` they never wrote). Valid ids then record and replay as eager
     training does, and bad ids after the recording raise the eager message."""
 
-    def make() -> tuple[Embedding, Any]:
+    def make() -> tuple[Embedding, Any, Any]:
         minitorch.manual_seed(0)
         emb = Embedding(20, 4)
         opt = minitorch.optim.SGD(list(emb.parameters()), lr=0.1)
@@ -286,11 +286,11 @@ def test_token_id_out_of_range_in_a_captured_step(backend: Any) -> None:
             opt.zero_grad()
             return loss
 
-        return emb, step
+        return emb, opt, step
 
-    eager_emb, eager = make()
-    emb, raw = make()
-    captured = minitorch.capture(raw, params=list(emb.parameters()))
+    eager_emb, _, eager = make()
+    emb, opt, raw = make()
+    captured = minitorch.capture(raw, optimizer=opt)
     bad = minitorch.tensor(np.array([[1, 2, 25], [3, -4, 5]]))
     recording = re.escape(
         "Embedding(20, 4): indices (shape (2, 3)) must be integers in [0, 20) (embedding: "
