@@ -1443,6 +1443,61 @@ def test_replays_bump_the_versions_as_the_eager_step_does() -> None:
     assert step.stats["replays"] == 3
 
 
+def test_an_object_holding_data_tensors_is_refused_and_one_holding_parameters_is_not() -> None:
+    """A batch object with .x and .y Tensors was keyed by its identity and its tensors
+    read as constants: a loader refilling one object replayed the first batch. It is
+    refused; an object holding only parameters of the capture (the model) is an argument
+    like a number, its parameters read afresh as parameters."""
+    eager_ps, _, eager_step = _model("float64")
+    ps, optimizer, train_step = _model("float64")
+
+    class Batch:
+        def __init__(self, x: minitorch.Tensor, y: minitorch.Tensor) -> None:
+            self.x, self.y = x, y
+
+    class Model:
+        def __init__(self, ps: list[minitorch.Tensor]) -> None:
+            self.w1, self.w2 = ps[0], ps[2]
+
+    x, y = _batches(1, 4, "float64")[0]
+    with pytest.raises(CaptureError, match="an argument of type Batch holds Tensors that are no"):
+        minitorch.capture(lambda b: train_step(b.x, b.y), optimizer=optimizer)(Batch(x, y))
+    with pytest.raises(CaptureError, match="an argument of type frozenset holds Tensors"):
+        minitorch.capture(lambda b: train_step(x, y), optimizer=optimizer)(frozenset([x]))
+
+    def fit(model: Model, x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        assert model.w1 is ps[0]
+        return train_step(x, y)
+
+    step, model = minitorch.capture(fit, optimizer=optimizer), Model(ps)
+    for x, y in _batches(4, 8, "float64"):
+        np.testing.assert_array_equal(_host(step(model, x, y)), _host(eager_step(x, y)))
+    _assert_same_params(ps, eager_ps)
+    assert step.stats["replays"] == 2  # (a recording without .grad, one with)
+
+
+def test_a_step_that_changes_a_list_or_dict_it_was_given_is_refused() -> None:
+    """The step gets its own list or dict in place of the caller's (with the tensors
+    traced): batch["loss"] = ... or queue.pop() changed the caller's container eagerly
+    but not under capture, silently."""
+    x = minitorch.ones(2)
+
+    def store(batch: dict[str, Any]) -> minitorch.Tensor:
+        batch["loss"] = batch["x"].sum()
+        return batch["x"] * 2.0
+
+    def consume(queue: list[minitorch.Tensor]) -> minitorch.Tensor:
+        return queue.pop().sum()
+
+    with pytest.raises(CaptureError, match="the step changed a dict it was given"):
+        minitorch.capture(store)({"x": x})
+    with pytest.raises(CaptureError, match="the step changed a list it was given"):
+        minitorch.capture(consume)([x, x])
+    read = minitorch.capture(lambda batch: batch["x"] * batch["k"])
+    for k in (2.0, 2.0, 3.0):
+        np.testing.assert_array_equal(_host(read({"x": x, "k": k})), np.full(2, k))
+
+
 def test_a_step_may_return_backend_arrays() -> None:
     """A step returning a backend array (a gradient, before zero_grad) hands it back as
     the eager step does (it was refused as 'a number computed in the step')."""

@@ -1445,9 +1445,9 @@ class Captured:
         are appended to ``arrays``, in the order of :func:`_tensors_in`."""
         parts: list[Any] = [_grad_mode._state.enabled]
         for a in args:
-            parts.append(_arg_key(a, arrays))
+            parts.append(_arg_key(a, arrays, params))
         for k, v in kwargs.items():
-            parts.append((k, _arg_key(v, arrays)))
+            parts.append((k, _arg_key(v, arrays, params)))
         for p in params:
             d, g = p.data, p._grad
             grad = None if g is None else (g.shape, g.dtype)
@@ -1573,9 +1573,14 @@ class Captured:
                 shadows.append((s, t))
                 return s
             if type(a) is dict:
-                return {k: shadow(v) for k, v in a.items()}
+                d = {k: shadow(v) for k, v in a.items()}
+                built.append((d, list(d.items())))
+                return d
             if isinstance(a, tuple | list):
                 parts = [shadow(v) for v in a]
+                if type(a) is list:
+                    built.append((parts, list(parts)))
+                    return parts
                 return a._make(parts) if hasattr(a, "_make") else type(a)(parts)
             return a
 
@@ -1587,6 +1592,8 @@ class Captured:
                     f"and give trained tensors to capture(params=...) or through an optimizer"
                 )
         shadows: list[tuple[Tensor, _Traced]] = []
+        #: the lists and dicts the step is given in place of the caller's, and their items
+        built: list[tuple[Any, list[Any]]] = []
         in_args = [shadow(a) for a in args]
         in_kwargs = {k: shadow(v) for k, v in kwargs.items()}
         names = [name for name, _ in _tensors_in(args, kwargs)]
@@ -1633,6 +1640,18 @@ class Captured:
                         f"not change the caller's tensor. Compute a new tensor instead "
                         f"(x2 = x * 0.5), or write into its array in place (x.data *= 0.5; "
                         f"not on JAX)"
+                    )
+            for container, items in built:
+                now = list(container.items()) if type(container) is dict else list(container)
+                if len(now) != len(items) or any(
+                    _item_changed(a, b, type(container) is dict)
+                    for a, b in zip(now, items, strict=True)
+                ):
+                    raise CaptureError(
+                        f"{self!r}: the step changed a {type(container).__name__} it was "
+                        f"given (batch['loss'] = ..., queue.pop()): the replays would not "
+                        f"change the caller's {type(container).__name__}; return what the "
+                        f"step computes instead"
                     )
             result, user = _result_template(rec, out, self)
             final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
@@ -1831,7 +1850,7 @@ def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple
         yield from walk(v, f"{k!r}")
 
 
-def _arg_key(a: Any, arrays: list[Any]) -> Any:
+def _arg_key(a: Any, arrays: list[Any], params: list[Tensor]) -> Any:
     """A step's argument as part of the recording's key: a Tensor by its backend, shape,
     dtype and requires_grad (its array appended to ``arrays``); tuples, lists and dicts
     by their items; anything else by its value (:func:`_value_key`)."""
@@ -1840,9 +1859,16 @@ def _arg_key(a: Any, arrays: list[Any]) -> Any:
         arrays.append(d)
         return (Tensor, a._backend, d.shape, d.dtype, a._requires_grad)
     if type(a) is dict:
-        return (dict, tuple((_value_key(k), _arg_key(v, arrays)) for k, v in a.items()))
+        return (dict, tuple((_value_key(k), _arg_key(v, arrays, params)) for k, v in a.items()))
     if isinstance(a, tuple | list):
-        return (type(a), tuple(_arg_key(v, arrays) for v in a))
+        return (type(a), tuple(_arg_key(v, arrays, params) for v in a))
+    if any(all(t is not p for p in params) for t in _held_tensors(a)):
+        raise CaptureError(
+            f"capture: an argument of type {type(a).__name__} holds Tensors that are no "
+            f"parameters: a replay would read them as constants of the recording (a batch "
+            f"object refilled for each call). Pass the tensors themselves, or in a tuple, "
+            f"list or dict (step(batch.x, batch.y), step((x, y)))"
+        )
     try:
         key = _value_key(a)
         hash(key)
@@ -1854,6 +1880,26 @@ def _arg_key(a: Any, arrays: list[Any]) -> Any:
             f"the step closes over"
         ) from None
     return key
+
+
+def _item_changed(now: Any, before: Any, pairs: bool) -> bool:
+    """Whether a list item (or a dict's ``(key, value)`` pair) is no longer the same."""
+    if pairs:
+        return bool(now[0] != before[0]) or now[1] is not before[1]
+    return now is not before
+
+
+def _held_tensors(a: Any) -> list[Tensor]:
+    """The Tensors an argument that is no Tensor, tuple, list or dict holds directly: in
+    its attributes (a batch object with ``.x`` and ``.y``) or its items (a frozenset)."""
+    if isinstance(a, str | bytes | int | float | complex | type | np.generic):
+        return []
+    if isinstance(a, set | frozenset):
+        items: Iterable[Any] = a
+    else:
+        slots = [n for c in type(a).__mro__ for n in vars(c).get("__slots__", ())]
+        items = [*getattr(a, "__dict__", {}).values(), *(getattr(a, n, None) for n in slots)]
+    return [t for t in items if isinstance(t, Tensor)]
 
 
 def _value_key(a: Any) -> Any:
