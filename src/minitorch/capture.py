@@ -645,16 +645,26 @@ class _Recorder:
                     f"{name}: its output shape depends on the values, which a replay cannot "
                     f"follow; compute it outside the captured step"
                 )
+            # torch counts the writes into a tensor: a call that writes into one it is
+            # given (batch_norm's running statistics) is seen by its version
+            versions = [
+                (a, a._version) for a in _template_items((real_args, real_kw)) if _versioned(a)
+            ]
             out = fn(*real_args, **real_kw)
         finally:
             self.paused -= 1
-        if out is None and (traced or traced_kw):
-            raise CaptureError(
-                f"{name}(...) returned None inside a captured step: it wrote into an array "
-                f"in place (np.copyto, np.put, np.putmask...), and such a write is not "
-                f"recorded. Compute the new array out of place (xp.where(mask, new, a)), or "
-                f"use an in-place operator (a -= b), which is recorded"
+        if traced or traced_kw:
+            written = any(a._version != v for a, v in versions) or any(
+                out is a for a in _template_items(real_args[1:])
             )
+            if out is None or written:
+                raise CaptureError(
+                    f"{name}(...) wrote into an array it was given inside a captured step "
+                    f"(an out argument, np.copyto, np.put, a running statistic): such a "
+                    f"write is not recorded. Compute the new array out of place "
+                    f"(xp.where(mask, new, a)), or use an in-place operator (a -= b), which "
+                    f"is recorded"
+                )
         # zeros_like(x) and the like read only x's shape, dtype and device
         like = name in _LIKE_FUNCTIONS and not any(_refs((t_args[1:], t_kw)))
         if not (traced or traced_kw) or like:
@@ -718,6 +728,11 @@ class _Recorder:
         recorded.__name__ = getattr(fn, "__name__", name)
         recorded.__wrapped__ = fn  # type: ignore[attr-defined]
         return recorded
+
+
+def _versioned(a: Any) -> bool:
+    """A torch tensor (its ``_version`` counts the writes into it)."""
+    return type(a).__module__.startswith("torch") and hasattr(a, "_version")
 
 
 def _refuse_write(fn: Any, name: str, args: Any, kwargs: dict[str, Any]) -> None:
@@ -1762,9 +1777,36 @@ def _swap_namespace(rec: _Recorder, ns: Any) -> dict[str, Any]:
                 for k, f in ext.items()
             }
             setattr(ns, name, types.SimpleNamespace(**wrapped))
+        elif isinstance(fn, np.ufunc):
+            setattr(ns, name, _RecordedUfunc(rec, fn, name))
         elif _recordable(name, fn):
             setattr(ns, name, rec.namespace_function(fn, name))
     return saved
+
+
+class _RecordedUfunc:
+    """A NumPy ufunc of the namespace while recording: its calls and its methods that
+    make new arrays (``reduce``, ``accumulate``, ``outer``, ``reduceat``) are recorded;
+    ``at``, which writes into its first argument, is refused on the recording thread."""
+
+    def __init__(self, rec: _Recorder, ufunc: np.ufunc, name: str) -> None:
+        self._rec, self._ufunc, self._name = rec, ufunc, name
+        self._call = rec.namespace_function(ufunc, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, attr: str) -> Any:
+        method = getattr(self._ufunc, attr)
+        if attr in ("reduce", "accumulate", "outer", "reduceat"):
+            return self._rec.namespace_function(method, f"{self._name}.{attr}")
+        if attr == "at" and threading.get_ident() == self._rec.thread:
+            raise CaptureError(
+                f"{self._name}.at(...) inside a captured step writes into its first "
+                f"argument in place, which is not recorded; compute the new array out of "
+                f"place, or use Tensor ops (scatter_add)"
+            )
+        return method
 
 
 def _recordable(name: str, fn: Any) -> bool:
