@@ -191,6 +191,25 @@ def test_a_tensor_that_gets_a_gradient_but_is_no_parameter_is_refused() -> None:
     assert step.stats["replays"] == 1
 
 
+@pytest.mark.parametrize(
+    "form",
+    ["x @ w", "x @ w[:, :2]", "x @ w.T.T", "x @ (w * 2.0)", "x @ -w", "x @ (w / 2.0)"],
+)
+def test_a_tensor_that_requires_grad_is_refused_however_it_is_read(form: str) -> None:
+    """The tensor being trained was found only where its array reached a namespace call
+    (x @ w): through a view (w[:, :2], w.T) or an operator with a constant first
+    (w * 2.0, -w) its array was a constant, and the replays silently kept it."""
+    w = minitorch.tensor(np.ones((3, 3)), requires_grad=True)
+
+    def evaluate(x: minitorch.Tensor) -> minitorch.Tensor:
+        with minitorch.no_grad():
+            out: minitorch.Tensor = eval(form, {"x": x, "w": w})
+            return out
+
+    with pytest.raises(CaptureError, match=r"reads 1 tensor\(s\) that require grad but are no"):
+        minitorch.capture(evaluate)(minitorch.ones(2, 3))
+
+
 def test_a_tensor_that_requires_grad_read_as_a_constant_is_refused() -> None:
     """An evaluation step reads the model's weights under no_grad: without params= they
     were constants of the recording, so every replay returned the outputs of the weights

@@ -53,6 +53,7 @@ import numpy as np
 from . import _grad_mode
 from .creation import default_generator, live_generators
 from .errors import CaptureError
+from .ops import _registry
 from .tensor import Tensor
 
 __all__ = ["CaptureError", "Captured", "capture"]
@@ -1622,6 +1623,7 @@ class Captured:
         hypers = [_hyper_parameters(opt) for opt in self.optimizers]
         patched: list[tuple[Any, dict[str, Any]]] = []
         deferring: list[tuple[type, str, Any]] = []
+        real_apply: Any = None
         opt_patched: list[tuple[Any, Any]] = []
         copy: dict[int, Callable[[Any], Any]] = {}
         steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
@@ -1636,6 +1638,9 @@ class Captured:
                 copy[id(ns)] = _copier(ns.asarray)
                 patched.append((ns, _swap_namespace(rec, ns)))
             deferring = _defer_to_traced({type(v) for v in rec.inputs})
+            # (the registry's module globals: every op's call reaches tensor.apply there)
+            real_apply = vars(_registry)["apply"]
+            vars(_registry)["apply"] = _watching_apply(rec, real_apply)
             for i, opt in enumerate(self.optimizers):
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
@@ -1682,6 +1687,8 @@ class Captured:
                 vars(ns).update(saved)
             for cls, name, method in deferring:
                 setattr(cls, name, method)
+            if real_apply is not None:
+                vars(_registry)["apply"] = real_apply
             for opt, had in reversed(opt_patched):
                 if had is None:
                     del opt.step
@@ -2082,13 +2089,48 @@ def _release(rec: _Recorder) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+def _watching_apply(rec: _Recorder, apply: Callable[..., Any]) -> Callable[..., Any]:
+    """The registry's ``apply`` while recording: the arrays of the tensors an op reads
+    that are no traced arrays (constants: a tensor that is no argument nor parameter)
+    are noted, so that one being trained is found (``W * c`` reads it through an
+    operator that no namespace call sees)."""
+
+    def watched(op: Any, args: Any, params: Any) -> Any:
+        if threading.get_ident() == rec.thread:
+            for a in args:
+                if type(a) is Tensor and type(a.data) is not _Traced:
+                    rec.raw[id(a.data)] = a.data
+        return apply(op, args, params)
+
+    return watched
+
+
+def _bases(a: Any) -> Iterator[Any]:
+    """The arrays ``a`` is a view of (NumPy's ``base``, torch's ``_base``, through
+    array-api-strict's wrapper)."""
+    inner = getattr(a, "_array", None)
+    if isinstance(inner, np.ndarray):
+        yield inner
+        a = inner
+    seen = 0
+    while seen < 8:
+        a = a.base if isinstance(a, np.ndarray) else getattr(a, "_base", None)
+        if a is None:
+            return
+        yield a
+        seen += 1
+
+
 def _trained_constants(rec: _Recorder, params: list[Tensor]) -> list[str]:
     """The leaf tensors that require grad whose arrays the recording read as constants
     (described): tensors being trained, whose values a replay would freeze."""
     if not rec.raw:
         return []
-    arrays = rec.raw
+    arrays = dict(rec.raw)
     rec.raw = {}
+    for a in list(arrays.values()):  # and what they are views of (W[:T], W.T)
+        for base in _bases(a):
+            arrays[id(base)] = base
     given = {id(p) for p in params}
     found: dict[int, Tensor] = {}
     for holder in gc.get_referrers(*arrays.values()):
