@@ -1223,6 +1223,47 @@ def test_an_op_that_fails_on_a_replays_values_raises_the_eager_error() -> None:
     assert step.stats == {"records": 1, "replays": 2, "fallbacks": 1}
 
 
+def test_an_op_that_fails_after_the_optimizer_step_raises_an_op_error() -> None:
+    """cholesky of the updated parameter in a metric after opt.step(): the replay cannot
+    run the step again (the parameter has moved), and it raised the library's bare
+    error (numpy's LinAlgError), which ``except minitorch.OpError`` missed. It raises an
+    OpError naming the failed call; the parameter has moved as eagerly."""
+
+    def make(w: minitorch.Tensor) -> Callable[..., Any]:
+        opt = minitorch.optim.SGD([w], lr=1.0)
+
+        def step(x: minitorch.Tensor) -> Any:
+            loss = (x @ w).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            with minitorch.no_grad():
+                logdet = 2.0 * minitorch.log(minitorch.diagonal(minitorch.linalg.cholesky(w))).sum()
+            return loss, logdet
+
+        step.opt = opt  # type: ignore[attr-defined]
+        return step
+
+    w, w_eager = (
+        minitorch.tensor(np.eye(2) * 2.0, dtype="float64", requires_grad=True) for _ in "ab"
+    )
+    train = make(w)
+    step, eager = minitorch.capture(train, optimizer=train.opt), make(w_eager)  # type: ignore[attr-defined]
+    x = minitorch.tensor([[0.5, 0.5]], dtype="float64")
+    step(x)  # w: [[1.5, -0.5], [-0.5, 1.5]], records
+    eager(x)
+    with pytest.raises(minitorch.OpError, match="cholesky") as info:
+        eager(x)  # w: [[1, -1], [-1, 1]], not positive definite
+    if minitorch.get_backend().name == "jax":  # its cholesky check reads the host: a guard
+        with pytest.raises(CaptureError, match="the optimizer has stepped"):
+            step(x)
+    else:
+        with pytest.raises(minitorch.OpError, match=r"after the optimizer's step .*# \w*cholesky`"):
+            step(x)
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
+    assert info.value is not None
+
+
 def test_a_replay_that_fails_where_the_eager_step_does_not_says_so() -> None:
     """If the replay itself fails before changing anything while the eager step runs (a
     defect of the capture: a CUDA graph that cannot be made, say), the call runs eagerly

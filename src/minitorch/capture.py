@@ -52,7 +52,7 @@ import numpy as np
 
 from . import _grad_mode
 from .creation import default_generator, live_generators
-from .errors import CaptureError
+from .errors import CaptureError, OpError
 from .ops import _registry
 from .tensor import Tensor
 
@@ -1095,14 +1095,14 @@ class _Program:
         self.fallbacks = 0
 
 
-def _raised_before(exc: BaseException, line: int) -> bool:
-    """Whether ``exc`` came out of a replay's own source above ``line``."""
+def _replay_line(exc: BaseException) -> int:
+    """The line of a replay's own source ``exc`` came out of (0: not out of a replay)."""
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == "<minitorch.capture>":
-            return tb.tb_lineno < line
+            return tb.tb_lineno
         tb = tb.tb_next
-    return False
+    return 0
 
 
 def _live(
@@ -1496,8 +1496,18 @@ class Captured:
                 ) from None
             return self._fallback(prog, args, kwargs)
         except Exception as exc:
-            if not _raised_before(exc, prog.first_write):
-                raise
+            line = _replay_line(exc)
+            if line >= prog.first_write:
+                # the step has changed parameters already (its optimizer stepped): what an
+                # eager call would have done up to here is done, the rest is not
+                call = prog.source.splitlines()[line - 1].strip() if line else "?"
+                raise OpError(
+                    f"{self!r}: a call failed inside the replay, after the optimizer's step "
+                    f"(or a write into a parameter or an argument): `{call}`: "
+                    f"{type(exc).__name__}: {exc}. The parameters have moved as they do "
+                    f"eagerly; what the step does after that call (a zero_grad() say) was "
+                    f"not done"
+                ) from exc
             # a call failed on these values (cholesky of a matrix that is not positive
             # definite) before anything changed: the eager step raises minitorch's error,
             # naming the op and its inputs, instead of the library's bare one
