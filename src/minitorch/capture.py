@@ -28,7 +28,8 @@ that says what to do: reading a value on the host inside the step (``float(loss)
 ``loss.item()``, ``print(loss)``, ``.numpy()``, ``float()`` inside an op), an op whose
 output shape depends on the data (``nonzero``, a boolean mask), random numbers drawn
 from the default generator, writing into an array in place, a tensor that gets a
-gradient but is not a parameter, and a value of the step kept outside it. A truth value
+gradient or requires grad but is not a parameter, an optimizer's ``step()`` the capture
+was not given, and a value of the step kept outside it. A truth value
 or integer read by an op (``bool(xp.any(...))`` in a range check) becomes a *guard*:
 the replay checks that it is unchanged, and if not, the step runs eagerly instead.
 
