@@ -604,6 +604,29 @@ def test_a_namespace_call_that_writes_into_an_array_is_refused(name: str) -> Non
     assert _is_real_array(w.data, w.backend)
 
 
+def test_an_in_place_write_into_a_constant_array_is_refused() -> None:
+    """m = buf.data; m += x.data with buf no parameter: the buffer is a constant of the
+    recording and the replays would not update it (eagerly it accumulates). It was a
+    bare TypeError on NumPy (naming the traced array) and array-api-strict, and on torch
+    the name was silently rebound (the buffer stayed as it was, the recording call
+    included). Given to params=, the buffer accumulates at every replay."""
+    if not hasattr(type(minitorch.zeros(1).data), "__iadd__"):
+        pytest.skip("JAX arrays are not written in place: m += ... rebinds m, eagerly too")
+    buf = minitorch.zeros(2)
+
+    def step(x: minitorch.Tensor) -> minitorch.Tensor:
+        m = buf.data
+        m += x.data
+        return x * 2.0
+
+    with pytest.raises(CaptureError, match="writes an array of the step into an array from"):
+        minitorch.capture(step)(minitorch.ones(2))
+    given = minitorch.capture(step, params=[buf])
+    for _ in range(3):
+        given(minitorch.ones(2))
+    np.testing.assert_array_equal(_host(buf), [3.0, 3.0])  # (refused before it wrote)
+
+
 def test_a_ufuncs_methods_that_make_arrays_are_recorded() -> None:
     """xp.add.reduce and the like (NumPy ufunc methods) are recorded like any call (a
     bare AttributeError inside the step: the recording's stand-in hid them)."""

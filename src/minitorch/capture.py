@@ -137,7 +137,6 @@ class _Traced:
     __slots__ = ("__weakref__", "_rec", "const", "slot", "value")
     #: the backend layer treats it as the array it stands for (``is_array_of``)
     _minitorch_stand_in = True
-    __array_ufunc__ = None  # NumPy defers `ndarray + traced` to the traced array
     __array_priority__ = 2000
     __hash__ = object.__hash__
 
@@ -153,6 +152,23 @@ class _Traced:
         self.slot = slot
         self.value = value
         self.const = const
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """A NumPy ufunc given a traced array (``ndarray + traced``, ``np.exp(traced)``)
+        is recorded like a namespace call; one that would write into an array from
+        outside the step (``m = buf.data; m += x.data``) is refused."""
+        out = kwargs.get("out")
+        if out is not None and any(type(o) is not _Traced for o in out):
+            raise CaptureError(
+                f"an in-place operator or ufunc writes an array of the step into an array "
+                f"from outside it ({ufunc.__name__}, out= shape "
+                f"{tuple(getattr(out[0], 'shape', ()))}; m = buf.data; m += ...): that "
+                f"array is a constant of the recording, so the replays would not update it. "
+                f"Give the tensor that holds it to capture(params=[...])"
+            )
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return self._recorder().call(fn, name, inputs, kwargs)
 
     def _recorder(self) -> _Recorder:
         if self._rec is None:
@@ -1696,8 +1712,11 @@ class Captured:
             _ACTIVE.rec = None
             for ns, saved in patched:
                 vars(ns).update(saved)
-            for cls, name, method in deferring:
-                setattr(cls, name, method)
+            for cls, name, method in reversed(deferring):
+                if method is None:  # inherited: remove the recording's own
+                    delattr(cls, name)
+                else:
+                    setattr(cls, name, method)
             if real_apply is not None:
                 vars(_registry)["apply"] = real_apply
             for opt, had in reversed(opt_patched):
@@ -1761,22 +1780,46 @@ def _defer_to_traced(types_: set[type]) -> list[tuple[type, str, Any]]:
     """For the recording, make the operators of array types that raise TypeError for an
     operand they do not know (array-api-strict's, instead of returning NotImplemented)
     return NotImplemented for a traced array, so that Python asks the traced array
-    (``constant * traced``: a constant tensor on the left); returns what to restore."""
+    (``constant * traced``: a constant tensor on the left); and make an in-place
+    operator of a constant array with a traced one (``m = buf.data; m += x.data``: a
+    buffer that is no parameter) a CaptureError on array-api-strict (a TypeError naming
+    the traced array) and torch (it rebound the name, silently leaving the buffer as it
+    was). Returns what to restore."""
     saved: list[tuple[type, str, Any]] = []
     for cls in types_:
-        if not cls.__module__.startswith("array_api_strict"):
+        strict = cls.__module__.startswith("array_api_strict")
+        if not (strict or cls.__module__.startswith("torch")):
             continue
-        for name in (*_BINARY, *_COMPARE):
+        for name in (*_BINARY, *_COMPARE) if strict else ():
             method = vars(cls).get(f"__{name}__")
             if method is not None:
                 saved.append((cls, f"__{name}__", method))
                 setattr(cls, f"__{name}__", _deferring(method))
+        for name in _BINARY:
+            method = getattr(cls, f"__i{name}__", None)
+            if method is not None:
+                saved.append((cls, f"__i{name}__", vars(cls).get(f"__i{name}__")))
+                setattr(cls, f"__i{name}__", _refusing_inplace(method))
     return saved
 
 
 def _deferring(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def op(self: Any, other: Any) -> Any:
         return NotImplemented if type(other) is _Traced else method(self, other)
+
+    return op
+
+
+def _refusing_inplace(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def op(self: Any, other: Any) -> Any:
+        if type(other) is _Traced and not other.const:
+            raise CaptureError(
+                f"an in-place operator writes an array of the step into an array from "
+                f"outside it (shape {tuple(self.shape)}; m = buf.data; m += ...): that array "
+                f"is a constant of the recording, so the replays would not update it. Give "
+                f"the tensor that holds it to capture(params=[...])"
+            )
+        return method(self, other)
 
     return op
 
