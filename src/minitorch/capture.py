@@ -41,6 +41,7 @@ from __future__ import annotations
 import gc
 import math
 import operator
+import re
 import sys
 import threading
 import types
@@ -352,6 +353,10 @@ def _inplace(name: str, sym: str) -> Callable[[_Traced, Any], Any]:
         effect = any(v is written or _shares_memory(v, written) for v in rec.inputs)
         slot = rec.slot_for(written)
         rec.instrs.append(_Call(None, sym + "=", (_Ref(self.slot), t_other), {}, slot, effect))
+        for w in rec.proxies:  # every stand-in of this array (b = xp.asarray(a)) reads it now
+            t = w()
+            if t is not None and t is not self and t.value is self.value and not t.const:
+                t.slot, t.value = slot, written
         self.slot, self.value = slot, written
         return self
 
@@ -579,10 +584,13 @@ class _Recorder:
         self.inputs: list[Any] = []
         #: arrays that calls read as they are (constants of the program), by id
         self.raw: dict[int, Any] = {}
+        #: tensors whose arrays an op read as constants, by id
+        self.read: dict[int, Tensor] = {}
         #: id(parameter) -> how many times the real optimizer steps bumped its version
         self.host_bumps: dict[int, int] = {}
-        #: the code of the given optimizers' step() methods: the replay calls them, so
-        #: they must never run on traced arrays (a step bound before the capture would)
+        #: the given optimizers and the code of their step() methods: the replay calls
+        #: them, so they must never run on traced arrays (a step bound before would)
+        self.optimizers: list[Any] = []
         self.step_codes: frozenset[Any] = frozenset()
 
     def slot_for(self, value: Any) -> int:
@@ -713,14 +721,18 @@ class _Recorder:
         frame: types.FrameType | None = sys._getframe(2)
         while frame is not None and frame.f_code is not _TRACE_CODE:
             code = frame.f_code
-            if code in self.step_codes:
+            if code.co_name != "step" and code not in self.step_codes:
+                frame = frame.f_back
+                continue
+            owner = frame.f_locals.get("self")
+            if code in self.step_codes and any(owner is opt for opt in self.optimizers):
                 raise CaptureError(
                     f"{code.co_qualname}() ran on the step's arrays instead of being called "
                     f"by the capture: it was reached through a reference taken before the "
                     f"capture (opt_step = opt.step), and its learning rate and counters "
                     f"would be frozen in the replays. Call opt.step() inside the step"
                 )
-            if code.co_name == "step" and frame.f_globals.get("__name__") == _OPTIM:
+            if code.co_name == "step" and _is_optimizer(owner):
                 raise CaptureError(
                     f"{code.co_qualname}() ran inside the captured step, but its optimizer "
                     f"was not given to the capture: the replays would repeat its arithmetic "
@@ -749,8 +761,14 @@ class _Recorder:
 
 
 def _versioned(a: Any) -> bool:
-    """A torch tensor (its ``_version`` counts the writes into it)."""
-    return type(a).__module__.startswith("torch") and hasattr(a, "_version")
+    """A torch tensor whose ``_version`` counts the writes into it (an inference tensor
+    has no counter)."""
+    return (
+        type(a).__module__.startswith("torch")
+        and hasattr(a, "is_inference")
+        and not a.is_inference()  # (first: it refuses to read its _version)
+        and hasattr(a, "_version")
+    )
 
 
 def _refuse_write(fn: Any, name: str, args: Any, kwargs: dict[str, Any]) -> None:
@@ -761,7 +779,7 @@ def _refuse_write(fn: Any, name: str, args: Any, kwargs: dict[str, Any]) -> None
     how = None
     if "out" in kwargs or (type(fn) is np.ufunc and len(args) > fn.nin):
         how = f"{name}(..., out=...)"
-    elif name.endswith("_") and not name.startswith("_"):
+    elif name.endswith("_") and not name.startswith("_") and not hasattr(np, name):
         how = f"{name}(...), an in-place function,"
     if how is not None:
         plain = name.rstrip("_")
@@ -981,7 +999,7 @@ class _Program:
         inplace: bool,
     ) -> None:
         instrs = rec.instrs
-        kept = _hoist_guards(_live(instrs, result, final), rec.values, param_in)
+        kept = _hoist_guards(_live(instrs, result, final), rec.values, param_in, rec.raw)
         writes = _end_writes(kept, param_in, final)
         self.calls = sum(type(i) is _Call for i in kept)
         self.guards = sum(type(i) is _Guard for i in kept)
@@ -1151,6 +1169,7 @@ def _hoist_guards(
     kept: list[_Call | _Guard | _Host],
     values: dict[int, Any],
     param_in: list[tuple[int, int | None]],
+    outside: dict[int, Any],
 ) -> list[_Call | _Guard | _Host]:
     """Move each guard that comes after the first effect (an optimizer step, a write
     into an argument's or a parameter's array) but does not depend on it, with the calls
@@ -1158,7 +1177,9 @@ def _hoist_guards(
     when its value changes (a metric's target check after ``opt.step()`` reads only the
     targets). A guard stays where it is if what it reads is made by an effect, by an
     in-place write, or shares memory with an array an effect may write (a parameter's,
-    the arrays written in place)."""
+    the arrays written in place), or if a call it needs reads an array from outside the
+    step as a constant (an alias of a parameter made before the call, an optimizer's
+    state: an effect may write into it too)."""
     first = next(
         (i for i, ins in enumerate(kept) if type(ins) is _Host or getattr(ins, "effect", False)),
         None,
@@ -1196,6 +1217,8 @@ def _hoist_guards(
             ins = kept[i]
             if type(ins) is not _Call or ins.effect or ins.op in _INPLACE_SYMS:
                 return None
+            if any(_from_outside(c, outside) for c in _constants((ins.args, ins.kwargs))):
+                return None
             if i not in need:
                 need.add(i)
                 todo.extend(_instr_reads(ins))
@@ -1212,6 +1235,13 @@ def _hoist_guards(
         return kept
     rest = [ins for i, ins in enumerate(kept) if i >= first and i not in moved]
     return kept[:first] + [kept[i] for i in sorted(moved)] + rest
+
+
+def _from_outside(c: Any, outside: dict[int, Any]) -> bool:
+    """Whether a constant of a call is (or views) an array from outside the step."""
+    if not _is_array(c):
+        return False
+    return id(c) in outside or any(_shares_memory(c, a) for a in outside.values())
 
 
 def _end_writes(
@@ -1478,9 +1508,9 @@ class Captured:
         are appended to ``arrays``, in the order of :func:`_tensors_in`."""
         parts: list[Any] = [_grad_mode._state.enabled]
         for a in args:
-            parts.append(_arg_key(a, arrays, params))
+            parts.append(_arg_key(a, arrays))
         for k, v in kwargs.items():
-            parts.append((k, _arg_key(v, arrays, params)))
+            parts.append((k, _arg_key(v, arrays)))
         for p in params:
             d, g = p.data, p._grad
             grad = None if g is None else (g.shape, g.dtype)
@@ -1514,10 +1544,12 @@ class Captured:
             return self._fallback(prog, args, kwargs)
         except Exception as exc:
             line = _replay_line(exc)
+            call = prog.source.splitlines()[line - 1].strip() if line else ""
+            if line >= prog.first_write and _HOST_CALL.fullmatch(call):
+                raise  # the optimizer's own step() raised: as eagerly
             if line >= prog.first_write:
                 # the step has changed parameters already (its optimizer stepped): what an
                 # eager call would have done up to here is done, the rest is not
-                call = prog.source.splitlines()[line - 1].strip() if line else "?"
                 raise OpError(
                     f"{self!r}: a call failed inside the replay, after the optimizer's step "
                     f"(or a write into a parameter or an argument): `{call}`: "
@@ -1602,31 +1634,17 @@ class Captured:
         """Run the step once with traced arrays; returns its result (graph-free
         tensors) and how to build the program."""
         backends: dict[int, Any] = {}
-        arg_slots: list[int] = []
 
-        def shadow(a: Any) -> Any:
-            """``a`` with its Tensors (in tuples, lists and dicts too: a batch) replaced
-            by tensors of traced arrays, in the order of :func:`_tensors_in`."""
-            if isinstance(a, Tensor):
-                t = rec.new_input(a.data)
-                arg_slots.append(t.slot)
-                backends[id(a._backend.xp)] = a._backend
-                s = Tensor._make(t, a._backend, None)
-                s.name = a.name
-                shadows.append((s, t))
-                return s
-            if type(a) is dict:
-                d = {k: shadow(v) for k, v in a.items()}
-                built.append((d, list(d.items())))
-                return d
-            if isinstance(a, tuple | list):
-                parts = [shadow(v) for v in a]
-                if type(a) is list:
-                    built.append((parts, list(parts)))
-                    return parts
-                return a._make(parts) if hasattr(a, "_make") else type(a)(parts)
-            return a
-
+        for name, obj in _arguments(args, kwargs):
+            held = [] if isinstance(obj, Tensor) else _held_tensors(obj)
+            if held and not any(t is p for t in held for p in params):
+                raise CaptureError(
+                    f"{self!r}: argument {name}, of type {type(obj).__name__}, holds Tensors "
+                    f"(and no parameter: it is no model): a replay would read them as "
+                    f"constants of the recording (a batch object refilled for each call). "
+                    f"Pass the tensors themselves, or in a tuple, list or dict "
+                    f"(step(batch.x, batch.y), step((x, y)))"
+                )
         for name, a in _tensors_in(args, kwargs):
             if a.requires_grad:
                 raise CaptureError(
@@ -1637,8 +1655,9 @@ class Captured:
         shadows: list[tuple[Tensor, _Traced]] = []
         #: the lists and dicts the step is given in place of the caller's, and their items
         built: list[tuple[Any, list[Any]]] = []
-        in_args = [shadow(a) for a in args]
-        in_kwargs = {k: shadow(v) for k, v in kwargs.items()}
+        in_args = [_shadow(a, rec, backends, shadows, built) for a in args]
+        in_kwargs = {k: _shadow(v, rec, backends, shadows, built) for k, v in kwargs.items()}
+        arg_slots = [t.slot for _, t in shadows]
         names = [name for name, _ in _tensors_in(args, kwargs)]
         param_in: list[tuple[int, int | None]] = []
         index = {id(p): i for i, p in enumerate(params)}
@@ -1671,6 +1690,7 @@ class Captured:
             for i, opt in enumerate(self.optimizers):
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
+            rec.optimizers = self.optimizers
             rec.step_codes = frozenset(
                 _unwrapped(f).__code__
                 for opt in self.optimizers
@@ -1763,9 +1783,47 @@ class Captured:
         return user, build
 
 
+def _shadow(
+    a: Any,
+    rec: _Recorder,
+    backends: dict[int, Any],
+    shadows: list[tuple[Tensor, _Traced]],
+    built: list[tuple[Any, list[Any]]],
+) -> Any:
+    """An argument with its Tensors (in tuples, lists and dicts too: a batch) replaced by
+    tensors of traced arrays, in the order of :func:`_tensors_in` (appended to
+    ``shadows``); the lists and dicts made in place of the caller's go to ``built``."""
+    if isinstance(a, Tensor):
+        t = rec.new_input(a.data)
+        backends[id(a._backend.xp)] = a._backend
+        s = Tensor._make(t, a._backend, None)
+        s.name = a.name
+        shadows.append((s, t))
+        return s
+    if type(a) is dict:
+        d = {k: _shadow(v, rec, backends, shadows, built) for k, v in a.items()}
+        built.append((d, list(d.items())))
+        return d
+    if isinstance(a, tuple | list):
+        parts = [_shadow(v, rec, backends, shadows, built) for v in a]
+        if type(a) is list:
+            built.append((parts, list(parts)))
+            return parts
+        return a._make(parts) if hasattr(a, "_make") else type(a)(parts)
+    return a
+
+
 _TRACE_CODE = Captured._trace.__code__
+#: a replay's call of an optimizer's real step()
+_HOST_CALL = re.compile(r"H\d+\(\)")
 #: the module of minitorch's optimizers (not imported here: the same layer)
 _OPTIM = f"{__package__}.optim"
+
+
+def _is_optimizer(x: Any) -> bool:
+    """An instance of :class:`minitorch.optim.Optimizer` (by its class's bases: that
+    module is not imported here, it is of the same layer)."""
+    return any(c.__name__ == "Optimizer" and c.__module__ == _OPTIM for c in type(x).__mro__)
 
 
 def _unwrapped(f: Any) -> Any:
@@ -1838,7 +1896,8 @@ def _swap_namespace(rec: _Recorder, ns: Any) -> dict[str, Any]:
                 for k, f in ext.items()
             }
             setattr(ns, name, types.SimpleNamespace(**wrapped))
-        elif isinstance(fn, np.ufunc):
+        elif isinstance(fn, np.ufunc) or (callable(fn) and hasattr(fn, "outer")):
+            # a ufunc (NumPy's, or JAX's ufunc-like functions): its methods too
             setattr(ns, name, _RecordedUfunc(rec, fn, name))
         elif _recordable(name, fn):
             setattr(ns, name, rec.namespace_function(fn, name))
@@ -1850,7 +1909,7 @@ class _RecordedUfunc:
     make new arrays (``reduce``, ``accumulate``, ``outer``, ``reduceat``) are recorded;
     ``at``, which writes into its first argument, is refused on the recording thread."""
 
-    def __init__(self, rec: _Recorder, ufunc: np.ufunc, name: str) -> None:
+    def __init__(self, rec: _Recorder, ufunc: Any, name: str) -> None:
         self._rec, self._ufunc, self._name = rec, ufunc, name
         self._call = rec.namespace_function(ufunc, name)
 
@@ -1933,19 +1992,19 @@ def _host_step(
     return step
 
 
-def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple[str, Tensor]]:
-    """The Tensors among a call's arguments, also inside tuples, lists and dicts (a
+def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """A call's arguments, the items of its tuples, lists and dicts in their place (a
     batch ``(x, y)``), in a fixed order, each with a name for messages."""
 
-    def walk(a: Any, name: str) -> Iterator[tuple[str, Tensor]]:
-        if isinstance(a, Tensor):
-            yield name, a
-        elif type(a) is dict:
+    def walk(a: Any, name: str) -> Iterator[tuple[str, Any]]:
+        if type(a) is dict:
             for k, v in a.items():
                 yield from walk(v, f"{name}[{k!r}]")
         elif isinstance(a, tuple | list):
             for i, v in enumerate(a):
                 yield from walk(v, f"{name}[{i}]")
+        else:
+            yield name, a
 
     for i, a in enumerate(args):
         yield from walk(a, f"{i}")
@@ -1953,7 +2012,12 @@ def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple
         yield from walk(v, f"{k!r}")
 
 
-def _arg_key(a: Any, arrays: list[Any], params: list[Tensor]) -> Any:
+def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple[str, Tensor]]:
+    """The Tensors among a call's arguments (also in tuples, lists and dicts)."""
+    return ((n, a) for n, a in _arguments(args, kwargs) if isinstance(a, Tensor))
+
+
+def _arg_key(a: Any, arrays: list[Any]) -> Any:
     """A step's argument as part of the recording's key: a Tensor by its backend, shape,
     dtype and requires_grad (its array appended to ``arrays``); tuples, lists and dicts
     by their items; anything else by its value (:func:`_value_key`)."""
@@ -1962,16 +2026,9 @@ def _arg_key(a: Any, arrays: list[Any], params: list[Tensor]) -> Any:
         arrays.append(d)
         return (Tensor, a._backend, d.shape, d.dtype, a._requires_grad)
     if type(a) is dict:
-        return (dict, tuple((_value_key(k), _arg_key(v, arrays, params)) for k, v in a.items()))
+        return (dict, tuple((_value_key(k), _arg_key(v, arrays)) for k, v in a.items()))
     if isinstance(a, tuple | list):
-        return (type(a), tuple(_arg_key(v, arrays, params) for v in a))
-    if any(all(t is not p for p in params) for t in _held_tensors(a)):
-        raise CaptureError(
-            f"capture: an argument of type {type(a).__name__} holds Tensors that are no "
-            f"parameters: a replay would read them as constants of the recording (a batch "
-            f"object refilled for each call). Pass the tensors themselves, or in a tuple, "
-            f"list or dict (step(batch.x, batch.y), step((x, y)))"
-        )
+        return (type(a), tuple(_arg_key(v, arrays) for v in a))
     try:
         key = _value_key(a)
         hash(key)
@@ -1988,21 +2045,30 @@ def _arg_key(a: Any, arrays: list[Any], params: list[Tensor]) -> Any:
 def _item_changed(now: Any, before: Any, pairs: bool) -> bool:
     """Whether a list item (or a dict's ``(key, value)`` pair) is no longer the same."""
     if pairs:
-        return bool(now[0] != before[0]) or now[1] is not before[1]
+        return now[0] is not before[0] or now[1] is not before[1]
     return now is not before
 
 
-def _held_tensors(a: Any) -> list[Tensor]:
-    """The Tensors an argument that is no Tensor, tuple, list or dict holds directly: in
-    its attributes (a batch object with ``.x`` and ``.y``) or its items (a frozenset)."""
-    if isinstance(a, str | bytes | int | float | complex | type | np.generic):
+def _held_tensors(a: Any, depth: int = 3) -> list[Tensor]:
+    """The Tensors an argument that is no Tensor, tuple, list or dict holds, ``depth``
+    levels deep: in its attributes (a batch object with ``.x``, or ``.inputs["x"]``), its
+    items (a frozenset), and the tuples, lists and dicts among them."""
+    if isinstance(a, Tensor):
+        return [a]
+    if (
+        depth == 0
+        or isinstance(a, str | bytes | int | float | complex | type | np.generic | types.ModuleType)
+        or callable(a)
+    ):
         return []
-    if isinstance(a, set | frozenset):
+    if isinstance(a, tuple | list | set | frozenset):
         items: Iterable[Any] = a
+    elif isinstance(a, dict):
+        items = a.values()
     else:
         slots = [n for c in type(a).__mro__ for n in vars(c).get("__slots__", ())]
         items = [*getattr(a, "__dict__", {}).values(), *(getattr(a, n, None) for n in slots)]
-    return [t for t in items if isinstance(t, Tensor)]
+    return [t for v in items for t in _held_tensors(v, depth - 1)]
 
 
 def _value_key(a: Any) -> Any:
@@ -2152,8 +2218,9 @@ def _watching_apply(rec: _Recorder, apply: Callable[..., Any]) -> Callable[..., 
     def watched(op: Any, args: Any, params: Any) -> Any:
         if threading.get_ident() == rec.thread:
             for a in args:
-                if type(a) is Tensor and type(a.data) is not _Traced:
+                if isinstance(a, Tensor) and type(a.data) is not _Traced:
                     rec.raw[id(a.data)] = a.data
+                    rec.read[id(a)] = a
         return apply(op, args, params)
 
     return watched
@@ -2177,25 +2244,26 @@ def _bases(a: Any) -> Iterator[Any]:
 
 def _trained_constants(rec: _Recorder, params: list[Tensor]) -> list[str]:
     """The leaf tensors that require grad whose arrays the recording read as constants
-    (described): tensors being trained, whose values a replay would freeze."""
-    if not rec.raw:
-        return []
-    arrays = dict(rec.raw)
-    rec.raw = {}
-    for a in list(arrays.values()):  # and what they are views of (W[:T], W.T)
-        for base in _bases(a):
-            arrays[id(base)] = base
+    (described): tensors being trained, whose values a replay would freeze. The tensors
+    ops read are known (``rec.read``); an array read otherwise (``xp.matmul(x.data,
+    w.data)`` in the step) is looked up among the tensors that hold it, as are the arrays
+    the constants are views of (``W[:T]``, ``W.T``)."""
     given = {id(p) for p in params}
-    found: dict[int, Tensor] = {}
-    for holder in gc.get_referrers(*arrays.values()):
-        if (
-            isinstance(holder, Tensor)
-            and id(holder.data) in arrays
-            and holder._requires_grad
-            and holder._node is None
-            and id(holder) not in given
-        ):
-            found[id(holder)] = holder
+
+    def trained(t: Tensor) -> bool:
+        return t._requires_grad and t._node is None and id(t) not in given
+
+    found = {id(t): t for t in rec.read.values() if trained(t)}
+    seen = {id(t.data) for t in rec.read.values()}
+    arrays = {k: a for k, a in rec.raw.items() if k not in seen}
+    for a in list(rec.raw.values()):
+        for base in _bases(a):
+            if id(base) not in seen:
+                arrays[id(base)] = base
+    if arrays:
+        for holder in gc.get_referrers(*arrays.values()):
+            if isinstance(holder, Tensor) and id(holder.data) in arrays and trained(holder):
+                found[id(holder)] = holder
     return [
         (f"{t.name!r}, " if t.name else "") + f"shape {t.shape}, dtype {t.dtype}"
         for t in found.values()

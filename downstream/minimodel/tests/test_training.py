@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from minimodel import (
     CharTokenizer,
+    Linear,
     LMConfig,
     TinyLM,
     TrainConfig,
@@ -191,3 +192,26 @@ def test_python_dash_m_minimodel() -> None:
         check=False,
     )
     assert bad.returncode == 2 and "--steps must be >= 1" in bad.stderr
+
+
+def test_an_evaluation_step_must_be_given_the_models_parameters(backend: Any) -> None:
+    """An evaluation step reading a model under no_grad (a target network synced between
+    calls, here through an operator with a constant first, t * 1.0): minimodel's
+    parameters are a Tensor subclass, which the capture missed, so the replays kept the
+    weights of the recording. It is refused; given the parameters, it follows them."""
+    minitorch.manual_seed(0)
+    target = Linear(3, 2)
+
+    def evaluate(x: minitorch.Tensor) -> minitorch.Tensor:
+        with minitorch.no_grad():
+            return x @ (target.weight * 1.0).T
+
+    x = minitorch.ones(4, 3)
+    with pytest.raises(minitorch.CaptureError, match="require grad but are no parameters"):
+        minitorch.capture(evaluate)(x)
+    step = minitorch.capture(evaluate, params=list(target.parameters()))
+    for k in (1.0, 2.0, 3.0):
+        with minitorch.no_grad():
+            target.weight.copy_(minitorch.full(target.weight.shape, k))
+        np.testing.assert_array_equal(host(step(x)), host(evaluate(x)))
+    assert step.stats["replays"] == 2
