@@ -194,7 +194,15 @@ def test_a_tensor_that_gets_a_gradient_but_is_no_parameter_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "form",
-    ["x @ w", "x @ w[:, :2]", "x @ w.T.T", "x @ (w * 2.0)", "x @ -w", "x @ (w / 2.0)"],
+    [
+        "x @ w",
+        "x @ w[:, :2]",
+        "x @ w.T.T",
+        "x @ (w * 2.0)",
+        "x @ -w",
+        "x @ (w / 2.0)",
+        "x @ w.detach()",
+    ],
 )
 def test_a_tensor_that_requires_grad_is_refused_however_it_is_read(form: str) -> None:
     """The tensor being trained was found only where its array reached a namespace call
@@ -603,6 +611,24 @@ def test_a_namespace_call_that_writes_into_an_array_is_refused(name: str) -> Non
     with pytest.raises(CaptureError, match=message):
         minitorch.capture(step, params=[w])(minitorch.tensor(np.ones((2, 2))))
     assert _is_real_array(w.data, w.backend)
+
+
+def test_a_copy_of_a_constant_written_in_place_and_returned_is_captured() -> None:
+    """d = c * 1.0; d += x (c a constant tensor): d is the step's own, and returned. The
+    recording kept a reference to every tensor an op read, d too, which then looked like
+    a tensor of the step kept outside it: refused."""
+    c = minitorch.tensor(np.arange(6.0).reshape(2, 3))
+
+    def step(x: minitorch.Tensor) -> minitorch.Tensor:
+        d = c * 1.0
+        d += x
+        return d
+
+    captured = minitorch.capture(step)
+    for k in (1.0, 2.0, 3.0):
+        x = minitorch.full((2, 3), k)
+        np.testing.assert_array_equal(_host(captured(x)), _host(step(x)))
+    assert captured.stats["replays"] == 2
 
 
 def test_an_in_place_write_into_a_constant_array_is_refused() -> None:

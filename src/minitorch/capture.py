@@ -584,7 +584,7 @@ class _Recorder:
         self.inputs: list[Any] = []
         #: arrays that calls read as they are (constants of the program), by id
         self.raw: dict[int, Any] = {}
-        #: tensors whose arrays an op read as constants, by id
+        #: leaf tensors requiring grad whose arrays an op read as constants, by id
         self.read: dict[int, Tensor] = {}
         #: id(parameter) -> how many times the real optimizer steps bumped its version
         self.host_bumps: dict[int, int] = {}
@@ -2220,7 +2220,8 @@ def _watching_apply(rec: _Recorder, apply: Callable[..., Any]) -> Callable[..., 
             for a in args:
                 if isinstance(a, Tensor) and type(a.data) is not _Traced:
                     rec.raw[id(a.data)] = a.data
-                    rec.read[id(a)] = a
+                    if a._requires_grad and a._node is None:  # (only those: no temporaries)
+                        rec.read[id(a)] = a
         return apply(op, args, params)
 
     return watched
@@ -2254,9 +2255,11 @@ def _trained_constants(rec: _Recorder, params: list[Tensor]) -> list[str]:
         return t._requires_grad and t._node is None and id(t) not in given
 
     found = {id(t): t for t in rec.read.values() if trained(t)}
-    seen = {id(t.data) for t in rec.read.values()}
+    # another tensor may hold an array an op read through a tensor that is no leaf
+    # requiring grad (x @ w.detach(): w's array); and the arrays they view
+    seen = {id(t.data) for t in found.values()}
     arrays = {k: a for k, a in rec.raw.items() if k not in seen}
-    for a in list(rec.raw.values()):
+    for a in list(arrays.values()):
         for base in _bases(a):
             if id(base) not in seen:
                 arrays[id(base)] = base
