@@ -77,6 +77,12 @@ def _batches(n: int, batch: int, dtype: str, seed: int = 1) -> list[tuple[Any, A
     ]
 
 
+def _assert_same_results(got: Any, want: Any, msg: str = "") -> None:
+    """A step's results (a tuple of tensors or arrays), captured and eager, to the bit."""
+    for i, (a, b) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"{msg} result {i}")
+
+
 def _assert_same_params(a: list[minitorch.Tensor], b: list[minitorch.Tensor]) -> None:
     """To the bit: a replay makes the very calls of the eager step."""
     for i, (p, q) in enumerate(zip(a, b, strict=True)):
@@ -712,8 +718,7 @@ def test_a_ufuncs_methods_that_make_arrays_are_recorded() -> None:
     step_c = minitorch.capture(step, params=[w])
     for k in (1.0, 2.0, 3.0):
         x = minitorch.tensor(np.full((2, 3), k))
-        for a, b in zip(step_c(x), step(x), strict=True):
-            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        _assert_same_results(step_c(x), step(x))
     assert step_c.stats["replays"] == 2
 
 
@@ -1159,8 +1164,7 @@ def test_an_optimizer_step_decorated_with_no_grad_is_no_false_alarm() -> None:
     opt, train = make(ps)
     step, eager = minitorch.capture(train, optimizer=opt), make(eager_ps)[1]
     for i, (x, y) in enumerate(_batches(4, 8, "float64")):
-        for a, b in zip(step(x, y), eager(x, y), strict=True):
-            np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"call {i}")
+        _assert_same_results(step(x, y), eager(x, y), f"call {i}")
     _assert_same_params(ps, eager_ps)
     assert step.stats["replays"] == 3
 
@@ -1264,9 +1268,9 @@ def test_a_guard_after_the_optimizer_step_on_the_targets_alone_falls_back() -> N
     y = minitorch.tensor([1, 2, 3, 1])
     targets = ([1, 2, 3, 1], [1, 2, 3, 2], [-100, 2, 3, 1], [2, 2, 3, 2], [-100, 2, -100, 1])
     for i, t in enumerate(targets):  # in range, in range, one ignored, ...
-        got, want = step(x, y, minitorch.tensor(t)), eager(x, y, minitorch.tensor(t))
-        for a, b in zip(got, want, strict=True):
-            np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"call {i}")
+        _assert_same_results(
+            step(x, y, minitorch.tensor(t)), eager(x, y, minitorch.tensor(t)), f"call {i}"
+        )
         _assert_same_params(ps, eager_ps)
         assert all(p.grad is None for p in ps)
     assert step.stats == {"records": 1, "replays": 2, "fallbacks": 2}
@@ -1312,8 +1316,7 @@ def test_a_guard_reading_what_the_optimizer_step_writes_in_place_stays_after_it(
     for i in range(4):
         x = minitorch.tensor(rng.standard_normal((6, 4)), dtype="float64")
         y = minitorch.tensor(rng.integers(0, 3, 6))
-        for a, b in zip(step(x, y), eager(x, y), strict=True):
-            np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"call {i}")
+        _assert_same_results(step(x, y), eager(x, y), f"call {i}")
 
 
 def test_a_guard_reading_an_alias_written_in_place_stays_after_the_write() -> None:
@@ -1881,8 +1884,7 @@ def test_a_step_may_return_backend_arrays() -> None:
     for i, (x, y) in enumerate(_batches(4, 8, "float64")):
         got, want = step(x, y), eager(x, y)
         flat = [(r[0], r[1], r[2]["out"]) for r in (got, want)]
-        for a, b in zip(*flat, strict=True):
-            np.testing.assert_array_equal(_host(a), _host(b), err_msg=f"call {i}")
+        _assert_same_results(*flat, f"call {i}")
         assert _is_real_array(got[1], ps[0].backend)
     assert step.stats["replays"] == 3
 
