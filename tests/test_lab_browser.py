@@ -28,6 +28,7 @@ pytest.importorskip("streamlit", reason="the browser test needs the 'lab' extra 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the browser test needs the 'playwright' Python package"
 )
+expect = sync_api.expect
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -127,10 +128,12 @@ def test_click_forward_backward_steps_and_error(server: str, chromium: str, tmp_
             svg = graph.first.inner_html()
             assert ">grad -0.94<" in svg  # d out/da = (1 - y^2) b: signed
             assert ">g·∂ = -0.94<" in svg
-            assert page.get_by_text("dL/da = dL/d(a*b) · ∂(a*b)/∂a = 0.94 × -1 = -0.94").count()
+            # (Streamlit sends the page in parts: wait for each, do not count at once; the
+            # count of a part not rendered yet was 0 once)
+            page.get_by_text("dL/da = dL/d(a*b) · ∂(a*b)/∂a = 0.94 × -1 = -0.94").first.wait_for()
             shot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shot), full_page=True)
-            assert page.locator("td", has_text="-0.9400148488").count() == 2  # da: autograd, FD
+            expect(page.locator("td", has_text="-0.9400148488")).to_have_count(2)  # autograd, FD
 
             # a slider moves: everything is computed again, no button pressed
             slider = page.get_by_role("slider").first  # a
@@ -160,8 +163,8 @@ def test_click_forward_backward_steps_and_error(server: str, chromium: str, tmp_
             text = err.inner_text()
             assert "input 0 of mul, is at version 1; expected version 0" in text
             # the naive engine's d/db = (1 - y^2)(a + 1)
-            assert page.locator("td", has_text="1.410022273").count() == 1
-            assert page.locator("td", has_text="WRONG").count() == 1
+            expect(page.locator("td", has_text="1.410022273")).to_have_count(1)
+            expect(page.locator("td", has_text="WRONG")).to_have_count(1)
             page.screenshot(path=str(shot.with_name(f"{shot.stem}-error.png")), full_page=True)
         finally:
             browser.close()
