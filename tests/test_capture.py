@@ -1647,6 +1647,97 @@ def test_the_replay_never_overwrites_an_array_still_in_use() -> None:
     assert step.stats["replays"] == 2
 
 
+_SCRATCH = "free to overwrite the gradients"
+
+
+def _sgd_step(variant: str) -> tuple[list[minitorch.Tensor], Any, Callable[..., Any]]:
+    """Two parameters, plain SGD (no momentum: it scales the gradient itself) and a step
+    that reads the gradients after ``opt.step()`` or not, as ``variant`` says."""
+    g = minitorch.Generator(3)
+    w = (minitorch.randn(N_IN, N_OUT, generator=g) * 0.5).detach().requires_grad_()
+    v = (minitorch.randn(N_IN, N_OUT, generator=g) * 0.5).detach().requires_grad_()
+    opt = minitorch.optim.SGD([w, v], lr=0.1)
+
+    def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+        if variant == "zero_grad first":
+            opt.zero_grad()
+        loss = minitorch.cross_entropy(x @ w + (x * x) @ v, y)
+        loss.backward()
+        if variant == "one gradient twice":  # a step that hands both one array
+            v.grad = w.grad
+        opt.step()
+        out: tuple[Any, ...] = (loss,)
+        if variant == "gradient returned":
+            out = (loss, w.grad)
+        elif variant == "gradient read after":
+            out = (loss, (minitorch.tensor(w.grad) ** 2).sum())
+        if variant != "zero_grad first":
+            opt.zero_grad()
+        return out
+
+    return [w, v], opt, step
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "zero_grad after",
+        "zero_grad first",
+        "gradient returned",
+        "gradient read after",
+        "one gradient twice",
+    ],
+)
+def test_an_sgd_replay_overwrites_only_gradients_nothing_reads_after(variant: str) -> None:
+    """On NumPy a replay lets SGD write ``lr * grad`` into the gradient's own array
+    (no temporary) where nothing reads the gradient after the step: the parameters,
+    the gradients left and the results equal eager training's to the bit either way."""
+    eager_ps, _, eager_step = _sgd_step(variant)
+    ps, opt, raw = _sgd_step(variant)
+    step = minitorch.capture(raw, optimizer=opt)
+    for x, y in _batches(6, 8, "float32"):
+        want, got = eager_step(x, y), step(x, y)
+        _assert_same_results(got, want, variant)
+        _assert_same_params(ps, eager_ps)
+        for p, q in zip(ps, eager_ps, strict=True):
+            if q.grad is None:
+                assert p.grad is None
+            else:
+                np.testing.assert_array_equal(_host(p.grad), _host(q.grad))
+    assert step.stats["replays"] >= 4 and step.stats["fallbacks"] == 0
+    fast = variant == "zero_grad after" and minitorch.get_backend().name == "numpy"
+    assert (_SCRATCH in step.source()[-1]) == fast, step.source()[-1]
+
+
+def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it() -> None:
+    """A subclass that overrides ``step()`` alone is replayed through that step."""
+    calls = []
+
+    class Counting(minitorch.optim.SGD):
+        def step(self) -> None:
+            calls.append(1)
+            super().step()
+
+    ps, _, _ = _sgd_step("zero_grad after")
+    eager_ps = [minitorch.tensor(p.data, requires_grad=True) for p in ps]
+    counting = Counting(ps, lr=0.1)
+    eager_opt = minitorch.optim.SGD(eager_ps, lr=0.1)
+
+    def step(opt: Any, params: list[minitorch.Tensor], x: Any, y: Any) -> minitorch.Tensor:
+        loss = minitorch.cross_entropy(x @ params[0] + (x * x) @ params[1], y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    captured = minitorch.capture(lambda x, y: step(counting, ps, x, y), optimizer=counting)
+    for x, y in _batches(4, 8, "float32"):
+        _assert_same_results([captured(x, y)], [step(eager_opt, eager_ps, x, y)])
+    _assert_same_params(ps, eager_ps)
+    assert len(calls) == 4 and captured.stats["replays"] == 3
+    assert _SCRATCH not in captured.source()[0]
+
+
 def test_keyword_and_number_arguments_are_part_of_the_signature() -> None:
     x0 = np.arange(6.0).reshape(2, 3)
 

@@ -38,6 +38,7 @@ See ``docs/capture.md``.
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
 import operator
@@ -994,6 +995,7 @@ class _Program:
         arg_slots: list[int],
         result: Any,
         steps: list[Callable[[], Any]],
+        scratch: list[Callable[[], Any] | None],
         copy: dict[int, Callable[[Any], Any]],
         graphs: Callable[..., Any] | None,
         inplace: bool,
@@ -1006,8 +1008,17 @@ class _Program:
         self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
         end = len(kept)
         last = _last_uses(kept, result, writes)
-        reuse = _reusable(kept, last, rec.values, result, writes) if inplace else {}
+        # the slots the parameters hold at the end, without a write
+        stay = {
+            s
+            for (d, g), (ds, gs) in zip(writes, _at_end(kept, param_in), strict=True)
+            for s in ((ds,) if d is None else ()) + ((gs,) if g is None and gs is not None else ())
+        }
+        writable = _overwritable(kept, last, rec.values, result, writes, stay) if inplace else None
+        reuse = _reusable(kept, rec.values, writable) if writable else {}
         self.inplace = len(reuse)
+        #: optimizer steps that overwrite the gradients they read (NumPy)
+        self.scratch = 0
         src = _Source()
         lines: list[str] = []
 
@@ -1103,7 +1114,13 @@ class _Program:
                 # drop the replay's own references first: on NumPy, SGD then updates a
                 # parameter in place, as it does in eager mode
                 dels([s for s in _instr_reads(ins) if last.get(s) == i])
-                lines.append(f"{src.name(steps[ins.opt], 'H')}()")
+                fast = scratch[ins.opt]
+                if writable and fast and _scratch_grads(ins, i, rec.values, writable):
+                    self.scratch += 1
+                    note = "step(), free to overwrite the gradients: nothing reads them after"
+                    lines.append(f"{src.name(fast, 'H')}()  # {note}")
+                else:
+                    lines.append(f"{src.name(steps[ins.opt], 'H')}()")
                 for pi, ds, gs in ins.outs:
                     state[pi] = (ds, gs)
                     read(pi, ds, gs)
@@ -1244,6 +1261,19 @@ def _from_outside(c: Any, outside: dict[int, Any]) -> bool:
     return id(c) in outside or any(_shares_memory(c, a) for a in outside.values())
 
 
+def _at_end(
+    kept: list[_Call | _Guard | _Host], param_in: list[tuple[int, int | None]]
+) -> list[tuple[int, int | None]]:
+    """Per parameter, the slots its ``.data`` and ``._grad`` hold after the last
+    optimizer step (or at the start)."""
+    current = list(param_in)
+    for ins in kept:
+        if type(ins) is _Host:
+            for pi, ds, gs in ins.outs:
+                current[pi] = (ds, gs)
+    return current
+
+
 def _end_writes(
     kept: list[_Call | _Guard | _Host],
     param_in: list[tuple[int, int | None]],
@@ -1251,11 +1281,7 @@ def _end_writes(
 ) -> list[tuple[Any, Any]]:
     """Per parameter, ``(data, (grad,))`` to write back at the end: None where it holds
     that already (what it held after the last optimizer step, or at the start)."""
-    current = list(param_in)
-    for ins in kept:
-        if type(ins) is _Host:
-            for pi, ds, gs in ins.outs:
-                current[pi] = (ds, gs)
+    current = _at_end(kept, param_in)
     return [
         (
             None if type(d) is _Ref and d.slot == current[i][0] else d,
@@ -1290,22 +1316,25 @@ def _last_uses(
 _INPLACE_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide}
 
 
-def _reusable(
+def _overwritable(
     kept: list[_Call | _Guard | _Host],
     last: dict[int, int],
     values: dict[int, Any],
     result: Any,
     writes: list[tuple[Any, Any]],
-) -> dict[int, int]:
-    """NumPy only: instruction -> a variable it may write its result into (``out=``).
+    stay: set[int],
+) -> Callable[[Any, int, Any], bool]:
+    """NumPy only: ``writable(a, i, like)``, whether the replay may overwrite variable
+    ``a`` at instruction ``i`` (with an array like ``like``, if not None).
 
-    A ufunc (``+ - * /`` or a namespace ufunc) may overwrite an operand that dies at
-    it, was made by an earlier call of the replay, owns its memory, has the result's
-    shape and dtype, and shares memory with no array the replay reads later, with no
-    constant and with no input or parameter (a call returns the same kind of array at
-    every replay: a view of the same arrays as while recording, or a fresh one). That
-    saves an allocation and writes into memory that is still in the cache."""
+    It may if ``a`` dies there, was made by an earlier call of the replay, owns its
+    memory and shares it with no array the replay reads later, with no constant, no
+    input and nothing a parameter holds at the start or the end (``stay``): a call
+    returns the same kind of array at every replay, a view of the same arrays as while
+    recording, or a fresh one. (What an optimizer step leaves in a parameter is
+    compared only where it is read later or stays: that is the gradient it read.)"""
     made = {s for ins in kept if type(ins) is _Call for s in _outs(ins.outs)}
+    stepped = {s for ins in kept if type(ins) is _Host for _, d, g in ins.outs for s in (d, g)}
     consts = [
         v
         for ins in kept
@@ -1317,24 +1346,37 @@ def _reusable(
         consts += [v for v in _constants(t) if type(v) is np.ndarray]
     for d, g in writes:
         consts += [v for v in _constants((d, g)) if type(v) is np.ndarray]
-    outside = [values[s] for s in values if s not in made and type(values[s]) is np.ndarray]
+    outside = [
+        values[s]
+        for s in values
+        if ((s not in made and s not in stepped) or s in stay) and type(values[s]) is np.ndarray
+    ]
 
     def writable(a: Any, i: int, like: Any) -> bool:
-        """Whether the replay may overwrite variable ``a`` at instruction ``i``."""
         if type(a) is not _Ref or a.slot not in made or last.get(a.slot) != i:
             return False
         v = values[a.slot]
         if (
             type(v) is not np.ndarray
             or v.base is not None
-            or v.shape != like.shape
-            or v.dtype != like.dtype
+            or (like is not None and (v.shape != like.shape or v.dtype != like.dtype))
             or not v.flags.writeable
         ):
             return False
         later = [values[s] for s, k in last.items() if k > i and s != a.slot]
         return not any(np.may_share_memory(v, w) for w in (*later, *consts, *outside))
 
+    return writable
+
+
+def _reusable(
+    kept: list[_Call | _Guard | _Host], values: dict[int, Any], writable: Any
+) -> dict[int, int]:
+    """NumPy only: instruction -> a variable it may write its result into (``out=``).
+
+    A ufunc (``+ - * /`` or a namespace ufunc) may overwrite an operand that
+    ``writable`` allows, of the result's shape and dtype. That saves an allocation and
+    writes into memory that is still in the cache."""
     reuse: dict[int, int] = {}
     for i, ins in enumerate(kept):
         if type(ins) is not _Call or ins.kwargs or type(ins.outs) is not int:
@@ -1349,6 +1391,20 @@ def _reusable(
                 reuse[i] = a.slot
                 break
     return reuse
+
+
+def _scratch_grads(ins: _Host, i: int, values: dict[int, Any], writable: Any) -> bool:
+    """NumPy only: whether optimizer step ``ins`` may overwrite the gradients it reads:
+    ``writable`` allows each (made by the replay, dead after the step: ``zero_grad()``
+    follows it), and each shares memory with nothing else the step reads."""
+    grads = [g for _, _, g in ins.ins if g is not None]
+    reads = [values[s] for s in _instr_reads(ins)]
+    for g in grads:
+        if not writable(g, i, None):
+            return False
+        if sum(np.may_share_memory(values[g.slot], w) for w in reads) > 1:
+            return False
+    return bool(grads)
 
 
 def _constants(t: Any) -> Iterator[Any]:
@@ -1673,6 +1729,7 @@ class Captured:
         opt_patched: list[tuple[Any, Any]] = []
         copy: dict[int, Callable[[Any], Any]] = {}
         steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
+        scratch = [_scratch_step(opt) for opt in self.optimizers]
         try:
             for p in params:
                 d = rec.new_input(p.data)
@@ -1777,7 +1834,18 @@ class Captured:
 
         def build() -> _Program:
             return _Program(
-                rec, params, param_in, final, bumps, arg_slots, result, steps, copy, graphs, inplace
+                rec,
+                params,
+                param_in,
+                final,
+                bumps,
+                arg_slots,
+                result,
+                steps,
+                scratch,
+                copy,
+                graphs,
+                inplace,
             )
 
         return user, build
@@ -1824,6 +1892,20 @@ def _is_optimizer(x: Any) -> bool:
     """An instance of :class:`minitorch.optim.Optimizer` (by its class's bases: that
     module is not imported here, it is of the same layer)."""
     return any(c.__name__ == "Optimizer" and c.__module__ == _OPTIM for c in type(x).__mro__)
+
+
+def _scratch_step(opt: Any) -> Callable[[], Any] | None:
+    """``opt.step()`` that may overwrite the gradients' arrays (``Optimizer._step``),
+    where the class whose ``step`` the optimizer runs defines it too (None: a subclass
+    overrides ``step`` alone, or the instance has its own)."""
+    if "step" in vars(opt):
+        return None
+    mro = type(opt).__mro__
+    if next(c for c in mro if "step" in vars(c)) is not next(
+        (c for c in mro if "_step" in vars(c)), None
+    ):
+        return None
+    return functools.partial(opt._step, True)
 
 
 def _unwrapped(f: Any) -> Any:

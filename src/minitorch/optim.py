@@ -105,6 +105,14 @@ class Optimizer:
         """Apply one update to every parameter that has a gradient."""
         raise NotImplementedError
 
+    def _step(self, scratch: bool) -> None:
+        """``step()``; with ``scratch`` it may also overwrite the gradients' arrays.
+
+        :func:`minitorch.capture`'s replays pass True where nothing reads a gradient
+        after the step (``zero_grad()`` follows it), and call ``step()`` instead where
+        a subclass overrides ``step`` without this method."""
+        self.step()
+
     def zero_grad(self) -> None:
         """Drop every parameter's gradient (the next backward starts fresh)."""
         for p in self.params:
@@ -244,24 +252,31 @@ class SGD(Optimizer):
 
     def step(self) -> None:
         """Apply one update to every parameter that has a gradient."""
+        self._step(False)
+
+    def _step(self, scratch: bool) -> None:
         lr = self.lr
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None:
                 continue
             if self.weight_decay or self.momentum:
-                g = self._direction(i, p, g)
+                step = lr * self._direction(i, p, g)
+            elif scratch and type(g) is np.ndarray and g.flags.writeable:
+                step = np.multiply(g, lr, out=g)  # into the gradient: no temporary
+            else:
+                step = lr * g
             # p.data = p.data - lr * g, in place where nothing else can see the buffer:
             # its references are p's slot, `data` and getrefcount's own argument (a NumPy
             # scalar, which `-=` cannot change, is replaced by an array)
             data = p.data
             if sys.getrefcount(data) <= 3 and isinstance(data, np.ndarray):
                 try:
-                    data -= lr * g
+                    data -= step
                 except ValueError:  # a read-only array
-                    p.data = array_result(data - lr * g, p._backend)
+                    p.data = array_result(data - step, p._backend)
             else:
-                p.data = array_result(data - lr * g, p._backend)
+                p.data = array_result(data - step, p._backend)
             p._version += 1
 
     def _direction(self, i: int, p: Tensor, g: Any) -> Any:
