@@ -1738,6 +1738,99 @@ def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it() -> None:
     assert _SCRATCH not in captured.source()[0]
 
 
+def test_an_sgd_replay_rounds_as_eager_with_a_numpy_float64_learning_rate() -> None:
+    """A schedule made with NumPy (``np.cos``) sets a float64 ``lr`` on float32
+    parameters: eagerly ``lr * g`` is float64 and rounds once; the replay must not
+    round ``lr * g`` to float32 first (as writing it into the gradient would)."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("a NumPy scalar learning rate is NumPy's (the path under test too)")
+
+    def make() -> tuple[minitorch.Tensor, Any, Callable[..., Any]]:
+        rng = np.random.default_rng(0)  # 2048 weights: about 2% would differ by an ulp
+        w = minitorch.tensor(rng.standard_normal((64, 32)), dtype="float32")
+        w.requires_grad_()
+        opt = minitorch.optim.SGD([w], lr=0.1)
+
+        def step(x: minitorch.Tensor) -> Any:
+            loss = ((x @ w) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return (loss,)
+
+        return w, opt, step
+
+    ew, eager_opt, eager_step = make()
+    w, opt, raw = make()
+    step = minitorch.capture(raw, optimizer=opt)
+    rng = np.random.default_rng(1)
+    for k in range(4):
+        x = minitorch.tensor(rng.standard_normal((16, 64)), dtype="float32")
+        if k:
+            eager_opt.lr = opt.lr = np.float64(0.05) * (1 + np.cos(np.pi * k / 10))
+        _assert_same_results(step(x), eager_step(x), f"call {k}")
+        _assert_same_params([w], [ew])
+    assert step.stats["replays"] == 3
+
+
+def test_an_array_an_optimizer_keeps_is_never_overwritten_by_the_replay() -> None:
+    """An optimizer that keeps the gradients it used (Rprop-style), a gradient read
+    after its step: the replay writes no result into that array (``out=``)."""
+
+    class KeepGrad(minitorch.optim.SGD):
+        prev: list[Any]
+
+        def step(self) -> None:
+            self.prev = [p.grad for p in self.params]  # eagerly nothing writes it again
+            super().step()
+
+    def make() -> tuple[minitorch.Tensor, KeepGrad, Callable[..., Any]]:
+        w = minitorch.tensor(np.linspace(-1.0, 1.0, N_IN * N_OUT).reshape(N_IN, N_OUT))
+        w.requires_grad_()
+        opt = KeepGrad([w], lr=0.1)
+
+        def step(x: minitorch.Tensor) -> Any:
+            ((x @ w) ** 2).mean().backward()
+            g = w.grad
+            opt.step()
+            metric = w.backend.xp.sum(g * 2.0)  # g dies here: no out= into it
+            opt.zero_grad()
+            return (metric,)
+
+        return w, opt, step
+
+    ew, eopt, eager_step = make()
+    w, opt, raw = make()
+    step = minitorch.capture(raw, optimizer=opt)
+    for x, _ in _batches(3, 5, "float64"):
+        _assert_same_results(step(x), eager_step(x))
+        np.testing.assert_array_equal(_host(opt.prev[0]), _host(eopt.prev[0]))
+        _assert_same_params([w], [ew])
+    assert step.stats["replays"] == 2
+
+
+def test_an_input_of_another_memory_layout_records_again() -> None:
+    """Whether a call returns its input or a copy (``ascontiguousarray``, ``reshape``)
+    depends on the input's strides, and a replay writes into copies it made: an input
+    of another layout records again, and the caller's array is never written."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("strides and ascontiguousarray are NumPy's (and so is out=)")
+    w = minitorch.tensor(np.ones((N_OUT, N_IN)), requires_grad=True)
+
+    def f(z: minitorch.Tensor) -> minitorch.Tensor:
+        c = w.backend.xp.ascontiguousarray(z.data)  # a copy of z.T, z itself otherwise
+        return minitorch.Tensor._make(c * 2.0, w.backend, None) @ w
+
+    step = minitorch.capture(f, params=[w])
+    a = np.arange(N_IN * N_OUT, dtype=np.float64).reshape(N_OUT, N_IN)
+    for z in (a.copy().T, a.copy().T, np.ascontiguousarray(a.T), np.ascontiguousarray(a.T)):
+        t = minitorch.tensor(z)
+        before = _host(t).copy()
+        np.testing.assert_array_equal(_host(step(t)), (before * 2.0) @ np.ones((N_OUT, N_IN)))
+        np.testing.assert_array_equal(_host(t), before)
+    assert step.stats["records"] == 2
+
+
 def test_keyword_and_number_arguments_are_part_of_the_signature() -> None:
     x0 = np.arange(6.0).reshape(2, 3)
 

@@ -1014,7 +1014,7 @@ class _Program:
             for (d, g), (ds, gs) in zip(writes, _at_end(kept, param_in), strict=True)
             for s in ((ds,) if d is None else ()) + ((gs,) if g is None and gs is not None else ())
         }
-        writable = _overwritable(kept, last, rec.values, result, writes, stay) if inplace else None
+        writable = _overwritable(kept, last, rec.values, result, writes) if inplace else None
         reuse = _reusable(kept, rec.values, writable) if writable else {}
         self.inplace = len(reuse)
         #: optimizer steps that overwrite the gradients they read (NumPy)
@@ -1115,7 +1115,7 @@ class _Program:
                 # parameter in place, as it does in eager mode
                 dels([s for s in _instr_reads(ins) if last.get(s) == i])
                 fast = scratch[ins.opt]
-                if writable and fast and _scratch_grads(ins, i, rec.values, writable):
+                if writable and fast and _scratch_grads(ins, i, rec.values, writable, stay):
                     self.scratch += 1
                     note = "step(), free to overwrite the gradients: nothing reads them after"
                     lines.append(f"{src.name(fast, 'H')}()  # {note}")
@@ -1322,19 +1322,17 @@ def _overwritable(
     values: dict[int, Any],
     result: Any,
     writes: list[tuple[Any, Any]],
-    stay: set[int],
-) -> Callable[[Any, int, Any], bool]:
-    """NumPy only: ``writable(a, i, like)``, whether the replay may overwrite variable
-    ``a`` at instruction ``i`` (with an array like ``like``, if not None).
+) -> Callable[..., bool]:
+    """NumPy only: ``writable(a, i, like, ignore=())``, whether the replay may overwrite
+    variable ``a`` at instruction ``i`` (with an array like ``like``, if not None).
 
     It may if ``a`` dies there, was made by an earlier call of the replay, owns its
-    memory and shares it with no array the replay reads later, with no constant, no
-    input and nothing a parameter holds at the start or the end (``stay``): a call
-    returns the same kind of array at every replay, a view of the same arrays as while
-    recording, or a fresh one. (What an optimizer step leaves in a parameter is
-    compared only where it is read later or stays: that is the gradient it read.)"""
+    memory and shares it with no array the replay reads later, with no constant and
+    with no input, parameter or array an optimizer step left in a parameter (but those
+    in ``ignore``): a call returns the same kind of array at every replay (the arrays'
+    layouts are part of the recording's key), a view of the same arrays as while
+    recording, or a fresh one."""
     made = {s for ins in kept if type(ins) is _Call for s in _outs(ins.outs)}
-    stepped = {s for ins in kept if type(ins) is _Host for _, d, g in ins.outs for s in (d, g)}
     consts = [
         v
         for ins in kept
@@ -1346,13 +1344,9 @@ def _overwritable(
         consts += [v for v in _constants(t) if type(v) is np.ndarray]
     for d, g in writes:
         consts += [v for v in _constants((d, g)) if type(v) is np.ndarray]
-    outside = [
-        values[s]
-        for s in values
-        if ((s not in made and s not in stepped) or s in stay) and type(values[s]) is np.ndarray
-    ]
+    outside = [s for s in values if s not in made and type(values[s]) is np.ndarray]
 
-    def writable(a: Any, i: int, like: Any) -> bool:
+    def writable(a: Any, i: int, like: Any, ignore: Iterable[int] = ()) -> bool:
         if type(a) is not _Ref or a.slot not in made or last.get(a.slot) != i:
             return False
         v = values[a.slot]
@@ -1364,7 +1358,8 @@ def _overwritable(
         ):
             return False
         later = [values[s] for s, k in last.items() if k > i and s != a.slot]
-        return not any(np.may_share_memory(v, w) for w in (*later, *consts, *outside))
+        others = [values[s] for s in outside if s not in ignore]
+        return not any(np.may_share_memory(v, w) for w in (*later, *consts, *others))
 
     return writable
 
@@ -1393,14 +1388,19 @@ def _reusable(
     return reuse
 
 
-def _scratch_grads(ins: _Host, i: int, values: dict[int, Any], writable: Any) -> bool:
-    """NumPy only: whether optimizer step ``ins`` may overwrite the gradients it reads:
-    ``writable`` allows each (made by the replay, dead after the step: ``zero_grad()``
-    follows it), and each shares memory with nothing else the step reads."""
+def _scratch_grads(
+    ins: _Host, i: int, values: dict[int, Any], writable: Any, stay: set[int]
+) -> bool:
+    """NumPy only: whether optimizer step ``ins`` (SGD's own) may overwrite the
+    gradients it reads: ``writable`` allows each (made by the replay, dead after the
+    step: ``zero_grad()`` follows it), each shares memory with nothing else the step
+    reads, and the parameters' gradients after the step (the same arrays: SGD keeps
+    none) are read later only where ``writable`` sees it and do not stay at the end."""
     grads = [g for _, _, g in ins.ins if g is not None]
     reads = [values[s] for s in _instr_reads(ins)]
+    after = {gs for _, _, gs in ins.outs if gs is not None} - stay
     for g in grads:
-        if not writable(g, i, None):
+        if not writable(g, i, None, after):
             return False
         if sum(np.may_share_memory(values[g.slot], w) for w in reads) > 1:
             return False
@@ -1569,8 +1569,8 @@ class Captured:
             parts.append((k, _arg_key(v, arrays)))
         for p in params:
             d, g = p.data, p._grad
-            grad = None if g is None else (g.shape, g.dtype)
-            parts.append((id(p), d.shape, d.dtype, p._requires_grad, grad))
+            grad = None if g is None else (g.shape, g.dtype, _layout(g))
+            parts.append((id(p), d.shape, d.dtype, _layout(d), p._requires_grad, grad))
         return tuple(parts)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -2099,6 +2099,13 @@ def _tensors_in(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple
     return ((n, a) for n, a in _arguments(args, kwargs) if isinstance(a, Tensor))
 
 
+def _layout(a: Any) -> Any:
+    """A NumPy array's strides, part of the recording's key: whether a call (``reshape``,
+    ``ascontiguousarray``) returns a view of its input or a copy depends on them, and
+    the replay writes into copies it made (``out=``)."""
+    return a.strides if type(a) is np.ndarray else None
+
+
 def _arg_key(a: Any, arrays: list[Any]) -> Any:
     """A step's argument as part of the recording's key: a Tensor by its backend, shape,
     dtype and requires_grad (its array appended to ``arrays``); tuples, lists and dicts
@@ -2106,7 +2113,7 @@ def _arg_key(a: Any, arrays: list[Any]) -> Any:
     if isinstance(a, Tensor):
         d = a.data
         arrays.append(d)
-        return (Tensor, a._backend, d.shape, d.dtype, a._requires_grad)
+        return (Tensor, a._backend, d.shape, d.dtype, _layout(d), a._requires_grad)
     if type(a) is dict:
         return (dict, tuple((_value_key(k), _arg_key(v, arrays)) for k, v in a.items()))
     if isinstance(a, tuple | list):

@@ -110,7 +110,8 @@ class Optimizer:
 
         :func:`minitorch.capture`'s replays pass True where nothing reads a gradient
         after the step (``zero_grad()`` follows it), and call ``step()`` instead where
-        a subclass overrides ``step`` without this method."""
+        a subclass overrides ``step`` without this method. An override must then keep
+        no reference to a gradient (the next replay writes into it)."""
         self.step()
 
     def zero_grad(self) -> None:
@@ -262,7 +263,12 @@ class SGD(Optimizer):
                 continue
             if self.weight_decay or self.momentum:
                 step = lr * self._direction(i, p, g)
-            elif scratch and type(g) is np.ndarray and g.flags.writeable:
+            elif (
+                scratch
+                and type(g) is np.ndarray
+                and g.flags.writeable
+                and np.result_type(g, lr) == g.dtype  # (a float64 lr on float32 promotes)
+            ):
                 step = np.multiply(g, lr, out=g)  # into the gradient: no temporary
             else:
                 step = lr * g
