@@ -1709,14 +1709,26 @@ def test_an_sgd_replay_overwrites_only_gradients_nothing_reads_after(variant: st
     assert (_SCRATCH in step.source()[-1]) == fast, step.source()[-1]
 
 
-def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it() -> None:
-    """A subclass that overrides ``step()`` alone is replayed through that step."""
+@pytest.mark.parametrize("also_private", [False, True])
+def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it(also_private: bool) -> None:
+    """A subclass that overrides ``step()`` (and ``_step``, or not) is replayed through
+    that step."""
     calls = []
 
     class Counting(minitorch.optim.SGD):
         def step(self) -> None:
             calls.append(1)
             super().step()
+
+    if also_private:
+
+        class Counting(minitorch.optim.SGD):  # type: ignore[no-redef]
+            def step(self) -> None:
+                calls.append(1)
+                self._step(False)
+
+            def _step(self, scratch: bool) -> None:
+                super()._step(scratch)
 
     ps, _, _ = _sgd_step("zero_grad after")
     eager_ps = [minitorch.tensor(p.data, requires_grad=True) for p in ps]
@@ -1736,6 +1748,25 @@ def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it() -> None:
     _assert_same_params(ps, eager_ps)
     assert len(calls) == 4 and captured.stats["replays"] == 3
     assert _SCRATCH not in captured.source()[0]
+
+
+def test_an_optimizer_step_set_on_the_instance_between_calls_records_again() -> None:
+    """``opt.step`` replaced between calls (a trainer wrapping it): the replay would call
+    the old one, so the step records again."""
+    eager_ps, eager_opt, eager_step = _sgd_step("zero_grad after")
+    ps, opt, raw = _sgd_step("zero_grad after")
+    step = minitorch.capture(raw, optimizer=opt)
+    for k, (x, y) in enumerate(_batches(4, 8, "float32")):
+        if k == 2:
+            for o in (opt, eager_opt):
+                sgd_step = o.step
+                o.step = lambda sgd_step=sgd_step, o=o: (  # type: ignore[method-assign]
+                    sgd_step(),
+                    [setattr(p, "data", p.data * 0.5) for p in o.params],
+                )
+        _assert_same_results(step(x, y), eager_step(x, y), f"call {k}")
+        _assert_same_params(ps, eager_ps)
+    assert step.stats == {"records": 2, "replays": 2, "fallbacks": 0}
 
 
 def test_an_sgd_replay_rounds_as_eager_with_a_numpy_float64_learning_rate() -> None:

@@ -50,6 +50,35 @@ def test_sgd_never_writes_into_a_buffer_someone_else_holds(backend: Any) -> None
     np.testing.assert_array_equal(_host(backend, w.data), [0.0, 0.0])  # w - 0.5 * 2w
 
 
+@pytest.mark.parametrize("held", [False, True])
+def test_a_numpy_float64_learning_rate_keeps_float32_parameters_float32(
+    backend: Any, held: bool
+) -> None:
+    """A schedule made with NumPy (``np.cos``) gives a float64 ``lr``: ``lr * g`` is then
+    float64, and the update rounds to the parameter's float32 once, whether it is
+    written in place or (a buffer someone holds) made anew, as PyTorch keeps dtypes."""
+    if backend.name != "numpy":
+        pytest.skip("a NumPy scalar learning rate is NumPy's")
+    w0 = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+    x = np.linspace(0.5, 2.0, 15, dtype=np.float32).reshape(5, 3)
+    w = minitorch.tensor(w0, requires_grad=True)
+    lr = np.float64(0.05) * (1 + np.cos(np.pi / 10))
+    opt = minitorch.optim.SGD([w], lr=0.1)
+    opt.lr = lr
+    (minitorch.tensor(x) @ w).tanh().sum().backward()
+    g = np.asarray(w.grad).copy()
+    keep = w.data if held else None
+    opt.step()
+    assert keep is None or keep is not w.data
+    assert w.data.dtype == np.float32
+    np.testing.assert_array_equal(w.data, (w0 - lr * g).astype(np.float32))
+    adam = minitorch.optim.Adam([w], lr=0.1)
+    adam.lr = lr
+    (minitorch.tensor(x) @ w).tanh().sum().backward()
+    adam.step()
+    assert w.data.dtype == np.float32
+
+
 def test_sgd_then_backward_through_the_old_graph_raises(backend: Any) -> None:
     """The graph saved w: the update bumps w's version, so the old graph refuses to
     give gradients computed from values w no longer has (as PyTorch does)."""

@@ -1567,6 +1567,8 @@ class Captured:
             parts.append(_arg_key(a, arrays))
         for k, v in kwargs.items():
             parts.append((k, _arg_key(v, arrays)))
+        for opt in self.optimizers:  # a step() set on the instance between calls
+            parts.append(vars(opt).get("step"))
         for p in params:
             d, g = p.data, p._grad
             grad = None if g is None else (g.shape, g.dtype, _layout(g))
@@ -1896,14 +1898,13 @@ def _is_optimizer(x: Any) -> bool:
 
 def _scratch_step(opt: Any) -> Callable[[], Any] | None:
     """``opt.step()`` that may overwrite the gradients' arrays (``Optimizer._step``),
-    where the class whose ``step`` the optimizer runs defines it too (None: a subclass
-    overrides ``step`` alone, or the instance has its own)."""
-    if "step" in vars(opt):
+    where minitorch's own class defines both (None: a subclass overrides either, or the
+    instance has its own)."""
+    if "step" in vars(opt) or "_step" in vars(opt):
         return None
     mro = type(opt).__mro__
-    if next(c for c in mro if "step" in vars(c)) is not next(
-        (c for c in mro if "_step" in vars(c)), None
-    ):
+    owner = next(c for c in mro if "step" in vars(c))
+    if owner.__module__ != _OPTIM or owner is not next(c for c in mro if "_step" in vars(c)):
         return None
     return functools.partial(opt._step, True)
 

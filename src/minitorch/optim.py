@@ -50,6 +50,14 @@ def _betas(opt: str, value: Any) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
+def _updated(new: Any, data: Any, be: Any) -> Any:
+    """A parameter's new array, an array of its dtype: a float64 learning rate from a
+    NumPy schedule (``np.cos``) promotes ``lr * g`` on float32 parameters, and the
+    update rounds to float32 as the in-place ``data -= lr * g`` does (as PyTorch)."""
+    new = array_result(new, be)
+    return new if new.dtype == data.dtype else be.xp.astype(new, data.dtype)
+
+
 class Optimizer:
     """What every optimizer here shares: the parameter list, ``zero_grad``, and a
     ``state_dict`` / ``load_state_dict`` round trip.
@@ -280,9 +288,9 @@ class SGD(Optimizer):
                 try:
                     data -= step
                 except ValueError:  # a read-only array
-                    p.data = array_result(data - step, p._backend)
+                    p.data = _updated(data - step, data, p._backend)
             else:
-                p.data = array_result(data - step, p._backend)
+                p.data = _updated(data - step, data, p._backend)
             p._version += 1
 
     def _direction(self, i: int, p: Tensor, g: Any) -> Any:
@@ -398,7 +406,7 @@ class Adam(Optimizer):
                 denom = xp.sqrt(v_max) / bias_correction2_sqrt + eps
             else:
                 denom = xp.sqrt(v) / bias_correction2_sqrt + eps
-            p.data = array_result(data + -step_size * m / denom, p._backend)
+            p.data = _updated(data + -step_size * m / denom, data, p._backend)
             p._version += 1
             exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
 
