@@ -1568,11 +1568,13 @@ class Captured:
         for k, v in kwargs.items():
             parts.append((k, _arg_key(v, arrays)))
         for opt in self.optimizers:  # a step() set on the instance between calls
-            parts.append(vars(opt).get("step"))
+            parts.append(opt.__dict__.get("step"))
+        nd = np.ndarray
         for p in params:
             d, g = p.data, p._grad
-            grad = None if g is None else (g.shape, g.dtype, _layout(g))
-            parts.append((id(p), d.shape, d.dtype, _layout(d), p._requires_grad, grad))
+            grad = None if g is None else (g.shape, g.dtype, g.strides if type(g) is nd else None)
+            layout = d.strides if type(d) is nd else None  # (as _layout)
+            parts.append((id(p), d.shape, d.dtype, layout, p._requires_grad, grad))
         return tuple(parts)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

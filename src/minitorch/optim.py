@@ -275,7 +275,8 @@ class SGD(Optimizer):
                 scratch
                 and type(g) is np.ndarray
                 and g.flags.writeable
-                and np.result_type(g, lr) == g.dtype  # (a float64 lr on float32 promotes)
+                # a Python number keeps g's dtype; a NumPy float64 lr on float32 promotes
+                and (type(lr) is float or np.result_type(g, lr) == g.dtype)
             ):
                 step = np.multiply(g, lr, out=g)  # into the gradient: no temporary
             else:
