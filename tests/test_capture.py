@@ -1396,6 +1396,43 @@ def test_a_guard_after_the_optimizer_step_that_changes_raises_and_records_again(
     assert step.recordings == 2 and step.stats["records"] == 3
 
 
+def test_a_guard_failing_after_an_sgd_step_that_overwrote_the_gradients_leaves_none() -> None:
+    """Plain SGD, ``zero_grad()`` right after its step, then a metric whose target check
+    reads the updated model: where that check changes, the replay raises, and the
+    gradients SGD wrote ``lr * grad`` into are gone (None, as ``zero_grad()`` had left
+    them eagerly), not left in ``.grad``."""
+    ps, opt, _ = _sgd_step("zero_grad after")
+    eager_ps, eager_opt, _ = _sgd_step("zero_grad after")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor, thr: minitorch.Tensor) -> Any:
+            loss = minitorch.cross_entropy(x @ ps[0] + (x * x) @ ps[1], y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            with minitorch.no_grad():
+                h = x @ ps[0] + (x * x) @ ps[1]
+                metric = minitorch.cross_entropy(h, _targets_of(h, thr))
+            return loss, metric
+
+        return step
+
+    eager, step = make(eager_ps, eager_opt), minitorch.capture(make(ps, opt), optimizer=opt)
+    x, y = _batches(1, 4, "float32")[0]
+    for thr in (-50.0, -60.0):  # every row kept: record, replay
+        step(x, y, minitorch.tensor(thr))
+        eager(x, y, minitorch.tensor(thr))
+    scratch = minitorch.get_backend().name == "numpy"
+    assert (_SCRATCH in step.source()[0]) == scratch
+    thr = minitorch.tensor(50.0)  # every row ignored: the metric's check differs
+    with pytest.raises(CaptureError, match="the optimizer has stepped"):
+        step(x, y, thr)
+    eager(x, y, thr)
+    _assert_same_params(ps, eager_ps)
+    if scratch:  # (elsewhere .grad keeps the gradients the step used: documented)
+        assert all(p.grad is None for p in ps)
+
+
 def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
     """cross_entropy checks on the host that its targets are in range (and, where one
     is not, that it is ignored): a batch with an ignored target, where the recording

@@ -1119,11 +1119,18 @@ class _Program:
                     self.scratch += 1
                     note = "step(), free to overwrite the gradients: nothing reads them after"
                     lines.append(f"{src.name(fast, 'H')}()  # {note}")
+                    # dropped at once: a guard or a call failing later leaves no parameter
+                    # holding lr * grad as its gradient
+                    for pi, ds, gs in ins.outs:
+                        if gs is not None:
+                            lines.append(f"{src.name(params[pi], 'P')}._grad = None")
+                        state[pi] = (ds, None)
+                        read(pi, ds, None)
                 else:
                     lines.append(f"{src.name(steps[ins.opt], 'H')}()")
-                for pi, ds, gs in ins.outs:
-                    state[pi] = (ds, gs)
-                    read(pi, ds, gs)
+                    for pi, ds, gs in ins.outs:
+                        state[pi] = (ds, gs)
+                        read(pi, ds, gs)
                 late = True
         flush(end)
         mark()
@@ -1131,7 +1138,7 @@ class _Program:
             p = src.name(params[i], "P")
             if d is not None:
                 lines.append(f"{p}.data = {_fresh(src, d, copy, params[i])}")
-            if g1 is not None:
+            if g1 is not None and not (g1[0] is None and state[i][1] is None):
                 lines.append(f"{p}._grad = {_fresh(src, g1[0], copy, params[i])}")
             if bumps[i] > 0:
                 lines.append(f"{p}._version += {bumps[i]}")
