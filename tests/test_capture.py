@@ -66,6 +66,20 @@ def _model(
     return ps, optimizer, step
 
 
+def _train(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., minitorch.Tensor]:
+    """A step on :func:`_model`'s weights (no biases): forward, backward, ``opt.step()``,
+    ``zero_grad()``."""
+
+    def train(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    return train
+
+
 def _batches(n: int, batch: int, dtype: str, seed: int = 1) -> list[tuple[Any, Any]]:
     rng = np.random.default_rng(seed)
     return [
@@ -1043,13 +1057,7 @@ def test_a_user_optimizer_not_given_to_the_capture_is_refused() -> None:
 
     ps, _, _ = _model("float64")
     opt = SignSGD(ps, lr=0.1)
-
-    def train(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
-        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+    train = _train(ps, opt)
 
     with pytest.raises(CaptureError, match=r"SignSGD\.step\(\) ran inside the captured step"):
         minitorch.capture(train, params=ps)(*_batches(1, 4, "float64")[0])
@@ -1115,13 +1123,7 @@ def test_an_optimizers_own_error_in_a_replay_is_raised_as_it_is() -> None:
 
     ps, _, _ = _model("float64")
     opt = CheckedSGD(ps, lr=0.1)
-
-    def train(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
-        loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+    train = _train(ps, opt)
 
     step = minitorch.capture(train, optimizer=opt)
     (x, y), (x2, y2) = _batches(2, 4, "float64")
@@ -1440,18 +1442,8 @@ def test_a_guard_falls_back_to_eager_when_an_op_reads_another_value() -> None:
     eager_ps, eager_opt, _ = _model("float64")
     ps, optimizer, _ = _model("float64")
 
-    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., minitorch.Tensor]:
-        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
-            loss = minitorch.cross_entropy((x @ ps[0]).relu() @ ps[2], y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            return loss
-
-        return step
-
-    eager = make(eager_ps, eager_opt)
-    step = minitorch.capture(make(ps, optimizer), optimizer=optimizer)
+    eager = _train(eager_ps, eager_opt)
+    step = minitorch.capture(_train(ps, optimizer), optimizer=optimizer)
     # an ignored target (-100) or none -> record, replay, eager, eager, replay, eager
     ys = [
         [1, 2, 3, 1],
@@ -1757,19 +1749,16 @@ def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it(also_private: boo
             calls.append(1)
             super().step()
 
-    if also_private:
+    class CountingBoth(Counting):  # step and _step, in one class
+        def step(self) -> None:
+            super().step()
 
-        class Counting(minitorch.optim.SGD):  # type: ignore[no-redef]
-            def step(self) -> None:
-                calls.append(1)
-                self._step(False)
-
-            def _step(self, scratch: bool) -> None:
-                super()._step(scratch)
+        def _step(self, scratch: bool) -> None:
+            super()._step(scratch)
 
     ps, _, _ = _sgd_step("zero_grad after")
     eager_ps = [minitorch.tensor(p.data, requires_grad=True) for p in ps]
-    counting = Counting(ps, lr=0.1)
+    counting = (CountingBoth if also_private else Counting)(ps, lr=0.1)
     eager_opt = minitorch.optim.SGD(eager_ps, lr=0.1)
 
     def step(opt: Any, params: list[minitorch.Tensor], x: Any, y: Any) -> minitorch.Tensor:

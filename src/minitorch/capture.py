@@ -1002,7 +1002,8 @@ class _Program:
     ) -> None:
         instrs = rec.instrs
         kept = _hoist_guards(_live(instrs, result, final), rec.values, param_in, rec.raw)
-        writes = _end_writes(kept, param_in, final)
+        at_end = _at_end(kept, param_in)
+        writes = _end_writes(at_end, final)
         self.calls = sum(type(i) is _Call for i in kept)
         self.guards = sum(type(i) is _Guard for i in kept)
         self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
@@ -1011,7 +1012,7 @@ class _Program:
         # the slots the parameters hold at the end, without a write
         stay = {
             s
-            for (d, g), (ds, gs) in zip(writes, _at_end(kept, param_in), strict=True)
+            for (d, g), (ds, gs) in zip(writes, at_end, strict=True)
             for s in ((ds,) if d is None else ()) + ((gs,) if g is None and gs is not None else ())
         }
         writable = _overwritable(kept, last, rec.values, result, writes) if inplace else None
@@ -1282,13 +1283,11 @@ def _at_end(
 
 
 def _end_writes(
-    kept: list[_Call | _Guard | _Host],
-    param_in: list[tuple[int, int | None]],
-    final: list[tuple[Any, Any]],
+    current: list[tuple[int, int | None]], final: list[tuple[Any, Any]]
 ) -> list[tuple[Any, Any]]:
     """Per parameter, ``(data, (grad,))`` to write back at the end: None where it holds
-    that already (what it held after the last optimizer step, or at the start)."""
-    current = _at_end(kept, param_in)
+    that already (``current``: what it held after the last optimizer step, or at the
+    start, as :func:`_at_end` finds)."""
     return [
         (
             None if type(d) is _Ref and d.slot == current[i][0] else d,
@@ -1576,12 +1575,10 @@ class Captured:
             parts.append((k, _arg_key(v, arrays)))
         for opt in self.optimizers:  # a step() set on the instance between calls
             parts.append(opt.__dict__.get("step"))
-        nd = np.ndarray
         for p in params:
             d, g = p.data, p._grad
-            grad = None if g is None else (g.shape, g.dtype, g.strides if type(g) is nd else None)
-            layout = d.strides if type(d) is nd else None  # (as _layout)
-            parts.append((id(p), d.shape, d.dtype, layout, p._requires_grad, grad))
+            grad = None if g is None else (g.shape, g.dtype, _layout(g))
+            parts.append((id(p), d.shape, d.dtype, _layout(d), p._requires_grad, grad))
         return tuple(parts)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

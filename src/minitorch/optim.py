@@ -117,9 +117,9 @@ class Optimizer:
         """``step()``; with ``scratch`` it may also overwrite the gradients' arrays.
 
         :func:`minitorch.capture`'s replays pass True where nothing reads a gradient
-        after the step (``zero_grad()`` follows it), and call ``step()`` instead where
-        a subclass overrides ``step`` without this method. An override must then keep
-        no reference to a gradient (the next replay writes into it)."""
+        after the step (``zero_grad()`` follows it), on minitorch's own optimizers only:
+        one whose class or instance overrides ``step`` or ``_step`` is replayed through
+        ``step()``."""
         self.step()
 
     def zero_grad(self) -> None:
