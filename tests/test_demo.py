@@ -29,7 +29,8 @@ SHORT = Config(epochs=6, lr=2.0, batch_size=780, hidden=32, seed=0, clip=0.3)
 
 
 def _device_arg(backend: Any) -> str:
-    return "device1" if backend.name == "array_api_strict" else str(backend.device)
+    """The backend's device as ``--device`` takes it (CuPy's prints as <CUDA Device 0>)."""
+    return minitorch.backend.device_name(backend, backend.device)
 
 
 def _skip_unless_numpy(backend: Any, what: str) -> None:

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from .backend import Backend, array_result
+from .backend import Backend, array_result, is_array_of
 
 __all__ = ["Node", "Op", "VjpArgs", "run_backward", "unbroadcast"]
 
@@ -397,7 +397,9 @@ class _Gradients:
         if node.retain is not None:
             rt = node.retain()
             if rt is not None:  # accumulates over backward calls, as a leaf's does
-                gd = getattr(g, "data", g)
+                # a graph Tensor under create_graph, else an array (a CuPy array's own
+                # .data is its memory pointer, and a torch tensor's a detached alias)
+                gd = g if is_array_of(g, rt._backend) else g.data
                 rt._grad = (
                     rt._backend.xp.asarray(gd, copy=True) if rt._grad is None else rt._grad + gd
                 )
