@@ -8,6 +8,7 @@ flag is set for the call and restored after (no change on the CPU).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,7 @@ def precision_scoped(fn: Callable[..., Any], flags: Any, value: str) -> Callable
     the call sees it too.
     """
 
+    @functools.wraps(fn)
     def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
         if not x1.is_cuda:
             return fn(x1, x2, **kwargs)
@@ -80,6 +82,34 @@ def precision_scoped(fn: Callable[..., Any], flags: Any, value: str) -> Callable
             return fn(x1, x2, **kwargs)
         finally:
             flags.fp32_precision = prev
+
+    return run
+
+
+#: array-api-compat's functions that make a Python scalar argument a tensor on the
+#: other argument's device (torch's own functions take no scalar there); not nextafter,
+#: whose CUDA kernel refuses a CPU tensor
+_SCALAR_ARGS = (
+    "atan2", "copysign", "equal", "greater", "greater_equal", "hypot", "less", "less_equal",
+    "logaddexp", "logical_and", "logical_or", "logical_xor", "maximum", "minimum",
+    "not_equal",
+)  # fmt: skip
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn(x1, x2)`` with a Python scalar next to a CUDA tensor made a 0-d CPU tensor
+    (torch reads it on the host as a kernel argument) instead of a CUDA tensor: a copy
+    from the host and a synchronisation on every ``maximum(x, 0.0)`` otherwise, and a
+    copy a CUDA graph cannot capture."""
+
+    @functools.wraps(fn)
+    def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+        if type(x1) in _PY_SCALARS and isinstance(x2, torch.Tensor) and x2.is_cuda:
+            x1 = torch.asarray(x1, dtype=xp.result_type(x1, x2))
+        elif type(x2) in _PY_SCALARS and isinstance(x1, torch.Tensor) and x1.is_cuda:
+            x2 = torch.asarray(x2, dtype=xp.result_type(x1, x2))
+        return fn(x1, x2, **kwargs)
 
     return run
 
@@ -106,7 +136,10 @@ def load() -> Backend:
         setitem=_setitem,
         parse_device=_parse_device,
         owns=lambda x: not x._is_view(),
-        overrides={k: precision_scoped(f, flags, "ieee") for k, f in products.items()},
+        overrides={
+            **{k: cpu_scalars(getattr(xp, k)) for k in _SCALAR_ARGS},
+            **{k: precision_scoped(f, flags, "ieee") for k, f in products.items()},
+        },
         tf32_overrides={k: precision_scoped(f, flags, "tf32") for k, f in products.items()},
         precision_note=_precision_note,
     )
