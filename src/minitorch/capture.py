@@ -891,15 +891,19 @@ def _comment(fn: Any) -> str:
 
 # ---------------------------------------------------------------- CUDA graphs
 class _TorchGraph:
-    """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (not exercised by the
-    test suite, which has no GPU), as PyTorch's recipe says: a warm-up on a side stream,
+    """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (tested where the
+    suite runs on a CUDA GPU), as PyTorch's recipe says: a warm-up on a side stream,
     capture on the inputs' device, static input buffers refreshed with ``copy_`` before
     each replay, and the outputs cloned out of the graph's own buffers (the next replay
     overwrites those). A stretch that reads or makes a CPU tensor runs eagerly: a graph
-    would replay none of its CPU work."""
+    would replay none of its CPU work. So does one that synchronises with the host
+    (``torch.cuda.set_sync_debug_mode("error")`` during the warm-up says so, e.g. a
+    cuSOLVER call that checks its result) or that the capture refuses."""
 
-    def __init__(self, fn: Callable[..., tuple[Any, ...]], torch: Any) -> None:
-        self.fn, self.torch = fn, torch
+    def __init__(
+        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], torch: Any
+    ) -> None:
+        self.fn, self.keep, self.torch = fn, keep, torch
         self.graph: Any = None
         self.eager = False
         self.static_in: list[Any] = []
@@ -914,32 +918,69 @@ class _TorchGraph:
                 self.static_in = [x.clone() for x in ins]
                 side = torch.cuda.Stream()
                 side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):  # warm-up: the allocator and lazy kernels
-                    out = self.fn(*self.static_in)
+                mode = torch.cuda.get_sync_debug_mode()
+                torch.cuda.set_sync_debug_mode("error")
+                try:
+                    with torch.cuda.stream(side):  # warm-up: the allocator, lazy kernels
+                        out: tuple[Any, ...] | None = self.fn(*self.static_in)
+                except Exception:  # a host synchronisation (or an error eager repeats)
+                    out = None
+                finally:
+                    torch.cuda.set_sync_debug_mode(mode)
                 torch.cuda.current_stream().wait_stream(side)
-                if not all(isinstance(o, torch.Tensor) and o.is_cuda for o in out):
-                    self.eager = True
-                    return self.fn(*ins)
+                if out is None or not all(isinstance(o, torch.Tensor) and o.is_cuda for o in out):
+                    return self._eager(ins)
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    self.static_out = self.fn(*self.static_in)
+                try:
+                    with torch.cuda.graph(graph):
+                        self.static_out = self.fn(*self.static_in)
+                except Exception:  # what the capture refuses runs eagerly
+                    return self._eager(ins)
                 self.graph = graph
-        for buf, x in zip(self.static_in, ins, strict=True):
-            buf.copy_(x)
+        _copy_all(torch, self.static_in, ins)
         self.graph.replay()
-        return tuple(o.clone() for o in self.static_out)
+        # a copy of what outlives this replay (the next one rewrites the graph's memory)
+        pairs = list(zip(self.static_out, self.keep, strict=True))
+        res = [torch.empty_like(o) if k else o for o, k in pairs]
+        _copy_all(
+            torch,
+            [a for a, (_, k) in zip(res, pairs, strict=True) if k],
+            [o for o, k in pairs if k],
+        )
+        return tuple(res)
+
+    def _eager(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
+        self.eager, self.static_in, self.static_out = True, [], ()
+        return self.fn(*ins)
+
+
+def _copy_all(torch: Any, dst: list[Any], src: Sequence[Any]) -> None:
+    """``d.copy_(s)`` for each pair, in one launch where torch has ``_foreach_copy_``."""
+    if not dst:
+        return
+    foreach = getattr(torch, "_foreach_copy_", None)
+    if foreach is not None:
+        foreach(dst, list(src))
+        return
+    for d, s in zip(dst, src, strict=True):
+        d.copy_(s)
 
 
 class _CupyGraph:
     """One stretch of calls replayed as a ``cupy.cuda.Graph`` made by stream capture
-    (not exercised by the test suite, which has no GPU). What the captured calls
-    allocate comes from a memory pool of the graph's own, kept with it: in CuPy's
-    shared pool the blocks freed during capture would go back to other arrays (or to
-    the driver on an out-of-memory retry) while the graph still writes them."""
+    (tested where the suite runs on a CUDA GPU). What the captured calls allocate comes
+    from a memory pool of the graph's own, kept with it: in CuPy's shared pool the
+    blocks freed during capture would go back to other arrays (or to the driver on an
+    out-of-memory retry) while the graph still writes them. A stretch the capture
+    refuses runs eagerly: CuPy refuses every cuBLAS call during a capture (its issue
+    #6290), so a stretch with a matrix product is never a graph on CuPy."""
 
-    def __init__(self, fn: Callable[..., tuple[Any, ...]], cupy: Any) -> None:
-        self.fn, self.cupy = fn, cupy
+    def __init__(
+        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], cupy: Any
+    ) -> None:
+        self.fn, self.keep, self.cupy = fn, keep, cupy
         self.graph: Any = None
+        self.eager = False
         self.pool: Any = None
         self.stream: Any = None
         self.static_in: list[Any] = []
@@ -947,23 +988,30 @@ class _CupyGraph:
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         cupy = self.cupy
+        if self.eager:
+            return self.fn(*ins)
         if self.graph is None:
             with ins[0].device if ins else cupy.cuda.Device():  # capture on their device
                 self.static_in = [x.copy() for x in ins]
                 self.fn(*self.static_in)  # warm-up: kernel compilation, library handles
                 self.pool = cupy.cuda.MemoryPool()
                 self.stream = cupy.cuda.Stream(non_blocking=True)
-                with self.stream, cupy.cuda.using_allocator(self.pool.malloc):
-                    self.stream.begin_capture()
-                    try:
-                        out = self.fn(*self.static_in)
-                    finally:  # a failed capture must still end it
-                        graph = self.stream.end_capture()
+                try:
+                    with self.stream, cupy.cuda.using_allocator(self.pool.malloc):
+                        self.stream.begin_capture()
+                        try:
+                            out = self.fn(*self.static_in)
+                        finally:  # a failed capture must still end it
+                            graph = self.stream.end_capture()
+                except Exception:  # refused (cuBLAS): this stretch runs eagerly
+                    self.eager, self.static_in, self.pool, self.stream = True, [], None, None
+                    return self.fn(*ins)
                 self.static_out, self.graph = out, graph
         for buf, x in zip(self.static_in, ins, strict=True):
             cupy.copyto(buf, x)
         self.graph.launch()  # on the current stream, after the copies
-        return tuple(o.copy() for o in self.static_out)
+        # a copy of what outlives this replay (the next one rewrites the graph's memory)
+        return tuple(o.copy() if k else o for o, k in zip(self.static_out, self.keep, strict=True))
 
 
 def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..., Any] | None:
@@ -972,11 +1020,11 @@ def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..
     if names == {"cupy"}:
         import cupy
 
-        return lambda fn: _CupyGraph(fn, cupy)
+        return lambda fn, keep: _CupyGraph(fn, keep, cupy)
     if names == {"torch"} and any(str(getattr(a, "device", "")).startswith("cuda") for a in arrays):
         import torch
 
-        return lambda fn: _TorchGraph(fn, torch)
+        return lambda fn, keep: _TorchGraph(fn, keep, torch)
     return None
 
 
@@ -1001,6 +1049,8 @@ class _Program:
         inplace: bool,
     ) -> None:
         instrs = rec.instrs
+        # each CUDA graph stretch's code -> its source lines (to name a failed call)
+        self.segments: dict[Any, list[str]] = {}
         kept = _hoist_guards(_live(instrs, result, final), rec.values, param_in, rec.raw)
         at_end = _at_end(kept, param_in)
         writes = _end_writes(at_end, final)
@@ -1009,6 +1059,7 @@ class _Program:
         self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
         end = len(kept)
         last = _last_uses(kept, result, writes)
+        host_reads = {s for ins in kept if type(ins) is _Host for s in _instr_reads(ins)}
         # the slots the parameters hold at the end, without a write
         stay = {
             s
@@ -1075,7 +1126,12 @@ class _Program:
                 )
                 scope = dict(src.names)
                 exec(compile(fn_src, "<minitorch.capture segment>", "exec"), scope)
-                runner = src.name(graphs(scope["_segment"]), "S")
+                self.segments[scope["_segment"].__code__] = fn_src.splitlines()
+                # an output read after the replay or by an optimizer step (which may keep
+                # it) is copied out of the graph's memory; the others are read before the
+                # graph runs again
+                keep = tuple(last.get(s, -1) >= end or s in host_reads for s in live_out)
+                runner = src.name(graphs(scope["_segment"], keep), "S")
                 target = "".join(f"v{s}, " for s in live_out) or "_"
                 lines.append(f"{target} = {runner}({', '.join(f'v{s}' for s in live_in)})")
                 dels([s for s in live_in if seg_start <= last.get(s, -1) < upto])
@@ -1153,6 +1209,17 @@ class _Program:
         self.first_write = first_write
         self.runs = 0
         self.fallbacks = 0
+
+
+def _segment_call(exc: BaseException, segments: dict[Any, list[str]]) -> str:
+    """The call inside a CUDA graph stretch that ``exc`` came out of ('' if none)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        lines = segments.get(tb.tb_frame.f_code)
+        if lines is not None:
+            return lines[tb.tb_lineno - 1].strip()
+        tb = tb.tb_next
+    return ""
 
 
 def _replay_line(exc: BaseException) -> int:
@@ -1612,11 +1679,13 @@ class Captured:
             if line >= prog.first_write and _HOST_CALL.fullmatch(call):
                 raise  # the optimizer's own step() raised: as eagerly
             if line >= prog.first_write:
+                inner = _segment_call(exc, prog.segments)
+                where = f"`{call}`, at `{inner}` in that stretch" if inner else f"`{call}`"
                 # the step has changed parameters already (its optimizer stepped): what an
                 # eager call would have done up to here is done, the rest is not
                 raise OpError(
                     f"{self!r}: a call failed inside the replay, after the optimizer's step "
-                    f"(or a write into a parameter or an argument): `{call}`: "
+                    f"(or a write into a parameter or an argument): {where}: "
                     f"{type(exc).__name__}: {exc}. The parameters have moved as they do "
                     f"eagerly; what the step does after that call (a zero_grad() say) was "
                     f"not done"
@@ -1763,7 +1832,21 @@ class Captured:
                 if isinstance(f := vars(cls).get("step"), types.FunctionType)
             )
             _ACTIVE.rec = rec
-            out = self.fn(*in_args, **in_kwargs)
+            try:
+                out = self.fn(*in_args, **in_kwargs)
+            except TypeError as exc:
+                if "_Traced" not in str(exc):
+                    raise
+                # CuPy's arrays (a compiled type, not patched as torch's and strict's
+                # are) refuse a traced operand with a TypeError of their own
+                raise CaptureError(
+                    f"{self!r}: {type(exc).__name__}: {exc}: the array library got an array "
+                    f"of the step it cannot take. Either a call of the library itself rather "
+                    f"than of the backend's namespace (tensor.backend.xp), or an in-place "
+                    f"operator that writes an array of the step into an array from outside "
+                    f"it (m = buf.data; m += ...): give the tensor that holds it to "
+                    f"capture(params=[...])"
+                ) from exc
             for name, (s, t) in zip(names, shadows, strict=True):
                 if s.data is not t:
                     raise CaptureError(

@@ -585,6 +585,10 @@ def _cholesky(xp: Any, x: Any, upper: bool = False) -> tuple[Any, tuple[Any, ...
     a = _sym(xp, x)
     why = "the matrix is not positive definite (its symmetric part has an eigenvalue <= 0)"
     low = _checked(xp, x, lambda: xp.linalg.cholesky(a), why)
+    d = xp.linalg.diagonal(low)
+    d = xp.real(d) if xp.isdtype(d.dtype, "complex floating") else d
+    if x.shape[-1] and not bool(xp.all(d > 0)):
+        raise InputError(why)  # CuPy factors a singular one, a zero on the diagonal
     out = _mH(xp, low) if upper else low
     return out, (out,)
 
