@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import itertools
 import math
 import subprocess
 import sys
@@ -388,6 +389,32 @@ def _scope() -> tuple[Any, list[Any]]:
         yield
 
     return scope, entered
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cupy_floor_divide_and_remainder_have_numpys_special_cases(dtype: str) -> None:
+    """CuPy's kernels floor a / b (inf // 2 is inf, -2 // inf is -0); the backend's own
+    functions follow NumPy's divmod, bit for bit and sign of zero included: run here on
+    NumPy against NumPy's ufuncs, on a grid of special values, random values and
+    Python-number operands."""
+    vals = [5.0, -5.0, 3.0, -3.0, 0.0, -0.0, math.inf, -math.inf, math.nan, 2.0, -2.0, 0.5]
+    vals += [-0.5, 7.25, -1e300, 1e-300, 1.0, -1.0]
+    with np.errstate(over="ignore"):  # -1e300 is -inf in float32
+        a, b = (np.array(v, dtype=dtype) for v in zip(*itertools.product(vals, vals), strict=True))
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal(2000).astype(dtype) * s for s in (100, 3))
+    pairs = [(a, b), (x, y), (x, 2.5), (7.5, y), (x, 0.0), (x, -0.0), (np.arange(-5, 5), 3)]
+    for mine, numpys in (
+        (_cupy.numpy_floor_divide(np), np.floor_divide),
+        (_cupy.numpy_remainder(np), np.remainder),
+    ):
+        for p, q in pairs:
+            with np.errstate(all="ignore"):
+                got, want = mine(p, q), numpys(p, q)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+            real = ~np.isnan(want)
+            np.testing.assert_array_equal(np.signbit(got[real]), np.signbit(want[real]))
 
 
 def test_cupy_scatter_add_accumulates_repeated_indices() -> None:

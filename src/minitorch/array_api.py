@@ -28,7 +28,7 @@ import array_api_compat
 import numpy as np
 
 from . import linalg as _linalg
-from .backend import Backend, as_array, get_backend
+from .backend import Backend, as_array, device_name, get_backend
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
 from .ops.reduction import normalize_axes
@@ -842,9 +842,23 @@ class Namespace:
         return self._const(xp.logical_not(out) if invert else out)
 
     def from_dlpack(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
-        """A constant Tensor of this backend from any DLPack exporter (a Tensor too)."""
+        """A constant Tensor of this backend from any DLPack exporter (a Tensor too).
+
+        As the standard says, the array stays on ``x``'s device: a library that holds
+        no arrays there (CuPy and a NumPy array) refuses, with an OpError that says to
+        copy it with ``asarray``."""
         kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
-        return self._const(self.backend.xp.from_dlpack(x, **kwargs))
+        be = self.backend
+        try:
+            arr = be.xp.from_dlpack(x, **kwargs)
+        except (TypeError, BufferError, ValueError, RuntimeError) as exc:
+            raise OpError(
+                f"from_dlpack: {be.name} cannot take this {type(x).__name__} as it is "
+                f"({type(exc).__name__}: {exc}); to copy it to the backend's device "
+                f"({device_name(be, be.device)}), use xp.asarray(...) on it, or on "
+                f"numpy.from_dlpack(...) of it"
+            ) from exc
+        return self._const(arr)
 
     def moveaxis(
         self,

@@ -97,6 +97,67 @@ def compute_type_scoped(
     return run
 
 
+def _kind(x: Any) -> str:
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return str(dtype.kind)
+    return "c" if isinstance(x, complex) else "f" if isinstance(x, float) else "i"
+
+
+def _divmod_parts(lib: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """NumPy's ``npy_divmod`` for floats (``lib.fmod`` adjusted to Python's sign
+    convention): the remainder ``mod`` and the quotient ``div`` before flooring, and
+    ``fix``, where ``mod`` was moved by one ``b``."""
+    mod = lib.fmod(a, b)
+    div = (a - mod) / b
+    fix = (mod != 0) & ((b < 0) != (mod < 0))  # nan != 0: nan goes on as nan
+    return mod, div, fix
+
+
+def _where_zero(lib: Any, b: Any, if_zero: Any, other: Any) -> Any:
+    """``if_zero`` where ``b == 0``, else ``other`` (``b`` an array or a number: CuPy's
+    ``where`` takes no Python bool)."""
+    if hasattr(b, "dtype"):
+        return lib.where(b == 0, if_zero, other)
+    return if_zero if b == 0 else other
+
+
+def numpy_floor_divide(lib: Any) -> Callable[[Any, Any], Any]:
+    """``floor_divide`` with NumPy's (and the standard's) special cases: CuPy's kernel
+    floors ``a / b``, so ``inf // 2`` is ``inf`` there (NumPy: nan) and ``-2 // inf``
+    is ``-0`` (NumPy: -1). Integers go to ``lib.floor_divide`` itself."""
+
+    def floor_divide(a: Any, b: Any, /) -> Any:
+        kinds = (_kind(a), _kind(b))
+        if "f" not in kinds or "c" in kinds:
+            return lib.floor_divide(a, b)
+        _, div, fix = _divmod_parts(lib, a, b)
+        div = lib.where(fix, div - 1.0, div)
+        floor = lib.floor(div)
+        floor = lib.where(div - floor > 0.5, floor + 1.0, floor)  # snapped to an integer
+        quotient = a / b
+        floor = lib.where(div != 0, floor, lib.copysign(lib.zeros_like(floor), quotient))
+        return _where_zero(lib, b, quotient, floor)
+
+    return floor_divide
+
+
+def numpy_remainder(lib: Any) -> Callable[[Any, Any], Any]:
+    """``remainder`` with NumPy's special cases (the sign of ``b``, ``-0.0`` and
+    ``+0.0`` as NumPy gives them, nan for ``b == 0``); integers go to ``lib.remainder``."""
+
+    def remainder(a: Any, b: Any, /) -> Any:
+        kinds = (_kind(a), _kind(b))
+        if "f" not in kinds or "c" in kinds:
+            return lib.remainder(a, b)
+        mod, _, fix = _divmod_parts(lib, a, b)
+        moved = lib.where(fix, mod + b, mod)
+        moved = lib.where(mod != 0, moved, lib.copysign(lib.zeros_like(moved), b))
+        return _where_zero(lib, b, mod, moved)
+
+    return remainder
+
+
 def _astype_with(compat: Any) -> Callable[..., Any]:
     def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
         if device is None:
@@ -132,6 +193,8 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
         "astype": _astype_with(compat),
         "reshape": _reshape_with(compat),
         "isdtype": functools.cache(compat.isdtype),
+        "floor_divide": numpy_floor_divide(lib),
+        "remainder": numpy_remainder(lib),
         **{
             name: on_device(getattr(lib, name), scope, like=name.endswith("_like"))
             for name in CREATORS
