@@ -98,6 +98,7 @@ class Contender:
     name: str
     step: Callable[[], Any]
     sync: Callable[[], None]
+    stats: Callable[[], dict[str, int]] | None = None  # a replay's records and replays
 
 
 # ------------------------------------------------------------------ the workloads
@@ -186,9 +187,14 @@ def minitorch_contender(
     w: Workload,
     sizes: tuple[int, ...],
     data: Any,
-) -> Contender:
+    replay: bool = False,
+) -> Contender | None:
+    """minitorch's step; with ``replay`` the same step under ``minitorch.capture``
+    (recorded on its first call, then replayed: CUDA graphs on a GPU)."""
     import minitorch as mt
 
+    if replay and w.batch == 0:
+        return None  # the chain is timed per op, eagerly
     with mt.use_backend(backend, dtype="float32", device=device):
         if w.batch == 0:
             x0 = mt.tensor(data)
@@ -202,14 +208,17 @@ def minitorch_contender(
         params = [mt.tensor(p, requires_grad=True) for p in init(sizes)]
     opt = mt.optim.SGD(params, lr=LR)
 
-    def step() -> Any:
+    def train(x: Any, y: Any) -> Any:
         loss = mt.cross_entropy(mlp_forward(params, x, mt.relu), y)
         loss.backward()
         opt.step()
         opt.zero_grad()
-        return loss.data
+        return loss
 
-    return Contender(name, step, sync)
+    if not replay:
+        return Contender(name, lambda: train(x, y).data, sync)
+    captured = mt.capture(train, optimizer=opt)
+    return Contender(name, lambda: captured(x, y).data, sync, lambda: captured.stats)
 
 
 def torch_contender(
@@ -246,7 +255,7 @@ def torch_contender(
 @dataclasses.dataclass
 class Setup:
     device: str
-    contenders: list[tuple[str, Callable[[Workload, tuple[int, ...], Any], Contender]]]
+    contenders: list[tuple[str, Callable[[Workload, tuple[int, ...], Any], Contender | None]]]
     notes: list[str]
     header: str
 
@@ -282,7 +291,7 @@ def gpu_setup(device: str) -> Setup | str:
     torch, why_torch = _torch_ready()
     if cupy is None and torch is None:
         return f"no CUDA GPU to measure on: {why_cupy}; {why_torch}"
-    contenders: list[tuple[str, Callable[..., Contender]]] = []
+    contenders: list[tuple[str, Callable[..., Contender | None]]] = []
     notes, parts = [], []
     if cupy is not None:
         index = int(
@@ -304,6 +313,12 @@ def gpu_setup(device: str) -> Setup | str:
                     "minitorch-cupy", "cupy", device, sync_cupy, w, s, d
                 ),
             ),
+            (
+                "minitorch-cupy replay",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-cupy replay", "cupy", device, sync_cupy, w, s, d, replay=True
+                ),
+            ),
         ]
         props = cupy.cuda.runtime.getDeviceProperties(index)
         name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
@@ -317,6 +332,12 @@ def gpu_setup(device: str) -> Setup | str:
                 "minitorch-torch-cuda",
                 lambda w, s, d: minitorch_contender(
                     "minitorch-torch-cuda", "torch", device, sync_torch, w, s, d
+                ),
+            ),
+            (
+                "minitorch-torch-cuda replay",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-torch-cuda replay", "torch", device, sync_torch, w, s, d, True
                 ),
             ),
             (
@@ -358,9 +379,21 @@ def smoke_setup() -> Setup:
                 ),
             ),
             (
+                "minitorch-cupy replay",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-numpy replay", "numpy", "cpu", no_sync, w, s, d, True
+                ),
+            ),
+            (
                 "minitorch-torch-cuda",
                 lambda w, s, d: minitorch_contender(
                     "minitorch-torch-cpu for -cuda", "torch", "cpu", no_sync, w, s, d
+                ),
+            ),
+            (
+                "minitorch-torch-cuda replay",
+                lambda w, s, d: minitorch_contender(
+                    "minitorch-torch-cpu replay", "torch", "cpu", no_sync, w, s, d, True
                 ),
             ),
             (
@@ -444,10 +477,9 @@ def run(setup: Setup, names: list[str], blocks: int, steps: int | None, smoke: b
         w = WORKLOADS[key]
         sizes, batch = w.smoke if smoke else (w.sizes, w.batch)
         data = make_data(w, sizes, batch)
-        contenders = [make(w, sizes, data) for _, make in setup.contenders]
-        labels = dict(
-            zip((c.name for c in contenders), (k for k, _ in setup.contenders), strict=True)
-        )
+        made = [(label, make(w, sizes, data)) for label, make in setup.contenders]
+        contenders = [c for _, c in made if c is not None]
+        labels = {c.name: label for label, c in made if c is not None}
         tolerance = 1e-4
         diff = agreement(contenders)
         n_steps = steps or (1 if smoke else w.steps)
@@ -463,12 +495,25 @@ def run(setup: Setup, names: list[str], blocks: int, steps: int | None, smoke: b
         by_label = {labels[k]: v for k, v in t.items()}
         for num, den in (
             ("minitorch-cupy", "cupy (by hand)"),
+            ("minitorch-cupy", "pytorch eager (cuda)"),
             ("minitorch-torch-cuda", "pytorch eager (cuda)"),
+            ("minitorch-cupy replay", "pytorch eager (cuda)"),
+            ("minitorch-torch-cuda replay", "pytorch eager (cuda)"),
         ):
             if num in by_label and den in by_label:
                 print(f"  {num} / {den}: {by_label[num] / by_label[den]:.2f}x")
         verdict = "agree" if diff <= tolerance else "DISAGREE"
         print(f"  first-step results {verdict}: max relative difference {diff:.1e}")
+        # every contender has taken the same number of steps: the next one's results
+        # show whether the replays trained as the eager steps did
+        replays = [c for c in contenders if labels[c.name].endswith("replay")]
+        for c in replays:
+            eager = next(e for e in contenders if labels[e.name] == labels[c.name][:-7])
+            last = agreement([eager, c])
+            ok = "agree" if last <= tolerance else "DISAGREE"
+            stats = c.stats() if c.stats is not None else {}
+            print(f"  {c.name} after the timed steps: {ok} with {eager.name} ({last:.1e}); {stats}")
+            diff = max(diff, last)
         if diff > tolerance:
             status = 1 if smoke else status
     return status
