@@ -134,7 +134,7 @@ class Backend:
             if note:
                 extra += f"; {note}"
         return (
-            f"{self.name} {self.version} (device={self.device}, "
+            f"{self.name} {self.version} (device={device_name(self, self.device)}, "
             f"dtype={self.dtype_name(self.dtype)}{extra})"
         )
 
