@@ -352,6 +352,8 @@ def test_from_dlpack_makes_a_constant_of_this_backend(backend: Any) -> None:
     if backend.name == "cupy":  # no host arrays: the NumPy array stays where it is
         with pytest.raises(minitorch.OpError, match=r"from_dlpack: cupy .*xp\.asarray"):
             xp.from_dlpack(sources.pop(0))
+    with pytest.raises(minitorch.OpError, match=r"from_dlpack: .* list .*asarray"):
+        xp.from_dlpack([1.0, 2.0])  # no DLPack exporter at all
     for source in sources:
         out = xp.from_dlpack(source)
         assert isinstance(out, minitorch.Tensor) and out.backend is backend

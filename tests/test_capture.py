@@ -2435,7 +2435,7 @@ def test_a_torch_graph_stretch_that_reads_cpu_tensors_runs_eagerly() -> None:
     torch = pytest.importorskip("torch")
     from minitorch.capture import _TorchGraph
 
-    runner = _TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch)
+    runner = _TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch, set())
     (out,) = runner(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
     assert torch.equal(out, torch.tensor([4.0, 9.0]))
     (out,) = runner(torch.tensor([2.0, 0.5]), torch.tensor([3.0, 4.0]))
@@ -2450,18 +2450,33 @@ class _EmulatedGraph:
     ``keep`` marks, the buffers themselves for the others (read before the next call)."""
 
     runners: ClassVar[list[_EmulatedGraph]] = []
+    lent: ClassVar[set[int]] = set()  # the outputs handed on uncopied, by id
+    #: run the stretches with a matrix product eagerly, as CuPy's runner must
+    refuse_matmul: ClassVar[bool] = False
 
     def __init__(self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...]) -> None:
         self.fn, self.keep = fn, keep
         self.static_in: list[np.ndarray] | None = None
         self.static_out: tuple[np.ndarray, ...] = ()
         self.launches = 0
+        names = [getattr(fn.__globals__.get(n), "__name__", "") for n in fn.__code__.co_names]
+        self.eager = self.refuse_matmul and "matmul" in names
         _EmulatedGraph.runners.append(self)
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
+        if self.eager:
+            self.launches += 1
+            capture_module = importlib.import_module("minitorch.capture")
+            out = self.fn(*ins)
+            return capture_module._unshared(  # type: ignore[no-any-return]
+                out, ins, self.keep, _EmulatedGraph.lent, np.may_share_memory, np.copy
+            )
         if self.static_in is None:
             self.static_in = [np.array(x, copy=True) for x in ins]
             self.static_out = tuple(np.array(o, copy=True) for o in self.fn(*self.static_in))
+            _EmulatedGraph.lent.update(
+                id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k
+            )
         for buf, x in zip(self.static_in, ins, strict=True):
             np.copyto(buf, x)
         for buf, o in zip(self.static_out, self.fn(*self.static_in), strict=True):
@@ -2524,6 +2539,52 @@ def test_emulated_graphs_copy_out_what_outlives_the_replay(
         np.testing.assert_array_equal(a, b)
     _assert_same_params(graph_ps, eager_ps)
     assert any(r.launches >= 4 for r in _EmulatedGraph.runners)
+
+
+def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On CuPy a stretch with a matrix product runs eagerly between graphs. A graph
+    hands the next stretch its output uncopied (only that stretch reads it); a view of
+    it that the eager stretch returns must be copied, or the graph's next launch
+    rewrites what the caller holds (it did: call 2's result became call 3's)."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture")
+    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
+    monkeypatch.setattr(_EmulatedGraph, "lent", set())
+    _EmulatedGraph.runners = []
+
+    def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+            opt.zero_grad()
+            xs = (x * 2.0).tanh()  # a graph
+            ce = minitorch.cross_entropy(xs[:, :4], y)  # the targets' check: a guard
+            xt = xs.T  # a view, in the next stretch, which runs eagerly:
+            loss = ce + ((xs @ w) ** 2).mean()  # it has a matrix product
+            loss.backward()
+            opt.step()
+            return loss, xt
+
+        return step
+
+    rng = np.random.default_rng(0)
+    batches = [
+        (minitorch.tensor(rng.standard_normal((3, 6))), minitorch.tensor(rng.integers(0, 4, 3)))
+        for _ in range(4)
+    ]
+    held = []
+    for graphs in (False, True):
+        w = minitorch.tensor(np.linspace(-1, 1, 12).reshape(6, 2), requires_grad=True)
+        opt = minitorch.optim.SGD([w], lr=0.1)
+        f = minitorch.capture(make(w, opt), optimizer=opt) if graphs else make(w, opt)
+        held.append([f(x, y) for x, y in batches])  # all kept until the end
+    for (loss_e, xt_e), (loss_c, xt_c) in zip(*held, strict=True):
+        np.testing.assert_array_equal(_host(loss_c), _host(loss_e))
+        np.testing.assert_array_equal(_host(xt_c), _host(xt_e))
+    runners = _EmulatedGraph.runners
+    assert any(r.eager for r in runners) and any(not r.eager and r.launches for r in runners)
 
 
 @pytest.mark.parametrize("opt", ["sgd", "adamw"])

@@ -851,7 +851,7 @@ class Namespace:
         be = self.backend
         try:
             arr = be.xp.from_dlpack(x, **kwargs)
-        except (TypeError, BufferError, ValueError, RuntimeError) as exc:
+        except (AttributeError, TypeError, BufferError, ValueError, RuntimeError) as exc:
             raise OpError(
                 f"from_dlpack: {be.name} cannot take this {type(x).__name__} as it is "
                 f"({type(exc).__name__}: {exc}); to copy it to the backend's device "

@@ -901,9 +901,13 @@ class _TorchGraph:
     cuSOLVER call that checks its result) or that the capture refuses."""
 
     def __init__(
-        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], torch: Any
+        self,
+        fn: Callable[..., tuple[Any, ...]],
+        keep: tuple[bool, ...],
+        torch: Any,
+        lent: set[int],
     ) -> None:
-        self.fn, self.keep, self.torch = fn, keep, torch
+        self.fn, self.keep, self.torch, self.lent = fn, keep, torch, lent
         self.graph: Any = None
         self.eager = False
         self.static_in: list[Any] = []
@@ -912,7 +916,7 @@ class _TorchGraph:
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         torch = self.torch
         if self.eager or not all(isinstance(x, torch.Tensor) and x.is_cuda for x in ins):
-            return self.fn(*ins)
+            return self._run(ins)
         if self.graph is None:
             with torch.cuda.device(ins[0].device if ins else None):
                 self.static_in = [x.clone() for x in ins]
@@ -937,6 +941,9 @@ class _TorchGraph:
                 except Exception:  # what the capture refuses runs eagerly
                     return self._eager(ins)
                 self.graph = graph
+                self.lent.update(
+                    id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k
+                )
         _copy_all(torch, self.static_in, ins)
         self.graph.replay()
         # a copy of what outlives this replay (the next one rewrites the graph's memory)
@@ -951,7 +958,35 @@ class _TorchGraph:
 
     def _eager(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
         self.eager, self.static_in, self.static_out = True, [], ()
-        return self.fn(*ins)
+        return self._run(ins)
+
+    def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
+        def shares(a: Any, b: Any) -> bool:
+            return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+
+        out = self.fn(*ins)
+        return _unshared(out, ins, self.keep, self.lent, shares, lambda a: a.clone())
+
+
+def _unshared(
+    out: tuple[Any, ...],
+    ins: tuple[Any, ...],
+    keep: tuple[bool, ...],
+    lent: set[int],
+    shares: Callable[[Any, Any], bool],
+    copy: Callable[[Any], Any],
+) -> tuple[Any, ...]:
+    """The outputs of a stretch run eagerly, each kept one that shares memory with an
+    input in ``lent`` (the ids of graph outputs handed on uncopied) copied: a view of
+    another graph's memory, which that graph's next launch rewrites, must not outlive
+    the replay."""
+    lent_in = [x for x in ins if id(x) in lent] if lent else []
+    if not lent_in:
+        return out
+    return tuple(
+        copy(o) if k and any(shares(o, x) for x in lent_in) else o
+        for o, k in zip(out, keep, strict=True)
+    )
 
 
 def _copy_all(torch: Any, dst: list[Any], src: Sequence[Any]) -> None:
@@ -976,9 +1011,13 @@ class _CupyGraph:
     #6290), so a stretch with a matrix product is never a graph on CuPy."""
 
     def __init__(
-        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], cupy: Any
+        self,
+        fn: Callable[..., tuple[Any, ...]],
+        keep: tuple[bool, ...],
+        cupy: Any,
+        lent: set[int],
     ) -> None:
-        self.fn, self.keep, self.cupy = fn, keep, cupy
+        self.fn, self.keep, self.cupy, self.lent = fn, keep, cupy, lent
         self.graph: Any = None
         self.eager = False
         self.pool: Any = None
@@ -989,7 +1028,7 @@ class _CupyGraph:
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         cupy = self.cupy
         if self.eager:
-            return self.fn(*ins)
+            return self._run(ins)
         if self.graph is None:
             with ins[0].device if ins else cupy.cuda.Device():  # capture on their device
                 self.static_in = [x.copy() for x in ins]
@@ -1005,13 +1044,20 @@ class _CupyGraph:
                             graph = self.stream.end_capture()
                 except Exception:  # refused (cuBLAS): this stretch runs eagerly
                     self.eager, self.static_in, self.pool, self.stream = True, [], None, None
-                    return self.fn(*ins)
+                    return self._run(ins)
                 self.static_out, self.graph = out, graph
+                self.lent.update(id(o) for o, k in zip(out, self.keep, strict=True) if not k)
         for buf, x in zip(self.static_in, ins, strict=True):
             cupy.copyto(buf, x)
         self.graph.launch()  # on the current stream, after the copies
         # a copy of what outlives this replay (the next one rewrites the graph's memory)
         return tuple(o.copy() if k else o for o, k in zip(self.static_out, self.keep, strict=True))
+
+    def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
+        out = self.fn(*ins)
+        return _unshared(
+            out, ins, self.keep, self.lent, self.cupy.may_share_memory, lambda a: a.copy()
+        )
 
 
 def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..., Any] | None:
@@ -1020,11 +1066,13 @@ def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..
     if names == {"cupy"}:
         import cupy
 
-        return lambda fn, keep: _CupyGraph(fn, keep, cupy)
+        lent: set[int] = set()  # the graphs' outputs handed on uncopied, by id
+        return lambda fn, keep: _CupyGraph(fn, keep, cupy, lent)
     if names == {"torch"} and any(str(getattr(a, "device", "")).startswith("cuda") for a in arrays):
         import torch
 
-        return lambda fn, keep: _TorchGraph(fn, keep, torch)
+        lent_t: set[int] = set()
+        return lambda fn, keep: _TorchGraph(fn, keep, torch, lent_t)
     return None
 
 
