@@ -923,7 +923,9 @@ class _TorchGraph:
                 side = torch.cuda.Stream()
                 side.wait_stream(torch.cuda.current_stream())
                 mode = torch.cuda.get_sync_debug_mode()
-                torch.cuda.set_sync_debug_mode("error")
+                with warnings.catch_warnings():  # "a prototype feature": said once per call
+                    warnings.filterwarnings("ignore", "Synchronization debug mode")
+                    torch.cuda.set_sync_debug_mode("error")
                 try:
                     with torch.cuda.stream(side):  # warm-up: the allocator, lazy kernels
                         out: tuple[Any, ...] | None = self.fn(*self.static_in)
