@@ -893,12 +893,14 @@ def _comment(fn: Any) -> str:
 class _TorchGraph:
     """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (tested where the
     suite runs on a CUDA GPU), as PyTorch's recipe says: a warm-up on a side stream,
-    capture on the inputs' device, static input buffers refreshed with ``copy_`` before
-    each replay, and the outputs cloned out of the graph's own buffers (the next replay
-    overwrites those). A stretch that reads or makes a CPU tensor runs eagerly: a graph
-    would replay none of its CPU work. So does one that synchronises with the host
-    (``torch.cuda.set_sync_debug_mode("error")`` during the warm-up says so, e.g. a
-    cuSOLVER call that checks its result) or that the capture refuses."""
+    capture on the inputs' device, static input buffers refreshed before each replay,
+    and the outputs ``keep`` marks (those that outlive the replay) copied out of the
+    graph's own buffers, which the next replay overwrites; the others are handed on as
+    they are, their ids added to ``lent``. A stretch that reads or makes a CPU tensor
+    runs eagerly: a graph would replay none of its CPU work. So does one that
+    synchronises with the host (``torch.cuda.set_sync_debug_mode("error")`` during the
+    warm-up says so, e.g. a cuSOLVER call that checks its result) or that the capture
+    refuses."""
 
     def __init__(
         self,
