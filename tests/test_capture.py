@@ -20,6 +20,7 @@ import pytest
 import minitorch
 from minitorch import CaptureError
 from minitorch.backend import is_array_of
+from minitorch.capture import _GraphRunner
 
 N_IN, N_HID, N_OUT = 6, 16, 4
 
@@ -1925,20 +1926,14 @@ def test_an_sgd_replay_rounds_as_eager_with_a_numpy_float64_learning_rate() -> N
 
 
 def test_an_array_an_optimizer_keeps_is_never_overwritten_by_the_replay() -> None:
-    """An optimizer that keeps the gradients it used (Rprop-style), a gradient read
-    after its step: the replay writes no result into that array (``out=``)."""
+    """An optimizer that keeps the gradients it used (Rprop-style, :class:`_KeepsGrads`),
+    a gradient read after its step: the replay writes no result into that array
+    (``out=``)."""
 
-    class KeepGrad(minitorch.optim.SGD):
-        prev: list[Any]
-
-        def step(self) -> None:
-            self.prev = [p.grad for p in self.params]  # eagerly nothing writes it again
-            super().step()
-
-    def make() -> tuple[minitorch.Tensor, KeepGrad, Callable[..., Any]]:
+    def make() -> tuple[minitorch.Tensor, _KeepsGrads, Callable[..., Any]]:
         w = minitorch.tensor(np.linspace(-1.0, 1.0, N_IN * N_OUT).reshape(N_IN, N_OUT))
         w.requires_grad_()
-        opt = KeepGrad([w], lr=0.1)
+        opt = _KeepsGrads([w], lr=0.1)
 
         def step(x: minitorch.Tensor) -> Any:
             ((x @ w) ** 2).mean().backward()
@@ -2442,51 +2437,51 @@ def test_a_torch_graph_stretch_that_reads_cpu_tensors_runs_eagerly() -> None:
     assert torch.equal(out, torch.tensor([7.0, 3.0])) and runner.graph is None
 
 
-class _EmulatedGraph:
+class _EmulatedGraph(_GraphRunner):
     """What a CUDA graph runner does, on the CPU: on its first call the stretch runs on
     static copies of its inputs (the capture); each call then copies the inputs into
     those buffers, runs the stretch again with its outputs written into the same output
     buffers (a replay rewrites the graph's memory) and hands out copies of the outputs
-    ``keep`` marks, the buffers themselves for the others (read before the next call)."""
+    ``keep`` marks, the buffers themselves for the others (read before the next call).
+    A stretch it refuses runs through the runners' own eager path."""
 
     runners: ClassVar[list[_EmulatedGraph]] = []
-    lent: ClassVar[set[int]] = set()  # the outputs handed on uncopied, by id
+    lent_ids: ClassVar[set[int]] = set()  # the outputs handed on uncopied, by id
     #: run the stretches with a matrix product eagerly, as CuPy's runner must
     refuse_matmul: ClassVar[bool] = False
 
     def __init__(self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...]) -> None:
-        self.fn, self.keep = fn, keep
-        self.static_in: list[np.ndarray] | None = None
-        self.static_out: tuple[np.ndarray, ...] = ()
+        super().__init__(fn, keep, _EmulatedGraph.lent_ids)
         self.launches = 0
         names = [getattr(fn.__globals__.get(n), "__name__", "") for n in fn.__code__.co_names]
         self.eager = self.refuse_matmul and "matmul" in names
         _EmulatedGraph.runners.append(self)
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
+        self.launches += 1
         if self.eager:
-            self.launches += 1
-            capture_module = importlib.import_module("minitorch.capture")
-            out = self.fn(*ins)
-            return capture_module._unshared(  # type: ignore[no-any-return]
-                out, ins, self.keep, _EmulatedGraph.lent, np.may_share_memory, np.copy
-            )
-        if self.static_in is None:
+            return self._run(ins)
+        if self.graph is None:
             self.static_in = [np.array(x, copy=True) for x in ins]
             self.static_out = tuple(np.array(o, copy=True) for o in self.fn(*self.static_in))
-            _EmulatedGraph.lent.update(
-                id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k
-            )
+            self.graph = True
+            self._lend()
         for buf, x in zip(self.static_in, ins, strict=True):
             np.copyto(buf, x)
         for buf, o in zip(self.static_out, self.fn(*self.static_in), strict=True):
             np.copyto(buf, o)
-        self.launches += 1
         return tuple(o.copy() if k else o for o, k in zip(self.static_out, self.keep, strict=True))
+
+    def _shares(self, a: Any, b: Any) -> bool:
+        return bool(np.may_share_memory(a, b))
+
+    def _copy(self, a: Any) -> Any:
+        return a.copy()
 
 
 class _KeepsGrads(minitorch.optim.SGD):
-    """SGD that adds last step's gradients (the arrays it kept) to this step's."""
+    """SGD that keeps the gradients backward left (``prev``; eagerly nothing writes them
+    again) and adds them to the next step's."""
 
     def __init__(self, params: list[minitorch.Tensor], lr: float) -> None:
         super().__init__(params, lr=lr)
@@ -2553,7 +2548,7 @@ def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
     capture_module = importlib.import_module("minitorch.capture")
     monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
-    monkeypatch.setattr(_EmulatedGraph, "lent", set())
+    monkeypatch.setattr(_EmulatedGraph, "lent_ids", set())
     _EmulatedGraph.runners = []
 
     def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:

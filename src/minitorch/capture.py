@@ -890,7 +890,36 @@ def _comment(fn: Any) -> str:
 
 
 # ---------------------------------------------------------------- CUDA graphs
-class _TorchGraph:
+class _GraphRunner:
+    """What the CUDA graph runners share: the stretch ``fn``; ``keep``, which of its
+    outputs outlive the replay (copied out of the graph's memory, which the next launch
+    rewrites); ``lent``, the ids of the graph outputs of one program handed on uncopied;
+    and ``_run``, the stretch run eagerly where a graph cannot hold it."""
+
+    def __init__(
+        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], lent: set[int]
+    ) -> None:
+        self.fn, self.keep, self.lent = fn, keep, lent
+        self.graph: Any = None
+        self.eager = False
+        self.static_in: list[Any] = []
+        self.static_out: tuple[Any, ...] = ()
+
+    def _lend(self) -> None:
+        """Record the graph's outputs handed on uncopied (once, after its capture)."""
+        self.lent.update(id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k)
+
+    def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
+        return _unshared(self.fn(*ins), ins, self.keep, self.lent, self._shares, self._copy)
+
+    def _shares(self, a: Any, b: Any) -> bool:
+        raise NotImplementedError
+
+    def _copy(self, a: Any) -> Any:
+        raise NotImplementedError
+
+
+class _TorchGraph(_GraphRunner):
     """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (tested where the
     suite runs on a CUDA GPU), as PyTorch's recipe says: a warm-up on a side stream,
     capture on the inputs' device, static input buffers refreshed before each replay,
@@ -909,11 +938,8 @@ class _TorchGraph:
         torch: Any,
         lent: set[int],
     ) -> None:
-        self.fn, self.keep, self.torch, self.lent = fn, keep, torch, lent
-        self.graph: Any = None
-        self.eager = False
-        self.static_in: list[Any] = []
-        self.static_out: tuple[Any, ...] = ()
+        super().__init__(fn, keep, lent)
+        self.torch = torch
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         torch = self.torch
@@ -945,9 +971,7 @@ class _TorchGraph:
                 except Exception:  # what the capture refuses runs eagerly
                     return self._eager(ins)
                 self.graph = graph
-                self.lent.update(
-                    id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k
-                )
+                self._lend()
         _copy_all(torch, self.static_in, ins)
         self.graph.replay()
         # a copy of what outlives this replay (the next one rewrites the graph's memory)
@@ -964,12 +988,11 @@ class _TorchGraph:
         self.eager, self.static_in, self.static_out = True, [], ()
         return self._run(ins)
 
-    def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
-        def shares(a: Any, b: Any) -> bool:
-            return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+    def _shares(self, a: Any, b: Any) -> bool:
+        return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
 
-        out = self.fn(*ins)
-        return _unshared(out, ins, self.keep, self.lent, shares, lambda a: a.clone())
+    def _copy(self, a: Any) -> Any:
+        return a.clone()
 
 
 def _unshared(
@@ -1005,7 +1028,7 @@ def _copy_all(torch: Any, dst: list[Any], src: Sequence[Any]) -> None:
         d.copy_(s)
 
 
-class _CupyGraph:
+class _CupyGraph(_GraphRunner):
     """One stretch of calls replayed as a ``cupy.cuda.Graph`` made by stream capture
     (tested where the suite runs on a CUDA GPU). What the captured calls allocate comes
     from a memory pool of the graph's own, kept with it: in CuPy's shared pool the
@@ -1021,13 +1044,10 @@ class _CupyGraph:
         cupy: Any,
         lent: set[int],
     ) -> None:
-        self.fn, self.keep, self.cupy, self.lent = fn, keep, cupy, lent
-        self.graph: Any = None
-        self.eager = False
+        super().__init__(fn, keep, lent)
+        self.cupy = cupy
         self.pool: Any = None
         self.stream: Any = None
-        self.static_in: list[Any] = []
-        self.static_out: tuple[Any, ...] = ()
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         cupy = self.cupy
@@ -1050,18 +1070,18 @@ class _CupyGraph:
                     self.eager, self.static_in, self.pool, self.stream = True, [], None, None
                     return self._run(ins)
                 self.static_out, self.graph = out, graph
-                self.lent.update(id(o) for o, k in zip(out, self.keep, strict=True) if not k)
+                self._lend()
         for buf, x in zip(self.static_in, ins, strict=True):
             cupy.copyto(buf, x)
         self.graph.launch()  # on the current stream, after the copies
         # a copy of what outlives this replay (the next one rewrites the graph's memory)
         return tuple(o.copy() if k else o for o, k in zip(self.static_out, self.keep, strict=True))
 
-    def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
-        out = self.fn(*ins)
-        return _unshared(
-            out, ins, self.keep, self.lent, self.cupy.may_share_memory, lambda a: a.copy()
-        )
+    def _shares(self, a: Any, b: Any) -> bool:
+        return bool(self.cupy.may_share_memory(a, b))
+
+    def _copy(self, a: Any) -> Any:
+        return a.copy()
 
 
 def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..., Any] | None:
