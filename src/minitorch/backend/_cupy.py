@@ -104,6 +104,12 @@ def _kind(x: Any) -> str:
     return "c" if isinstance(x, complex) else "f" if isinstance(x, float) else "i"
 
 
+def _real_floats(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` (arrays or numbers) divide as real floating values."""
+    kinds = (_kind(a), _kind(b))
+    return "f" in kinds and "c" not in kinds
+
+
 def _divmod_parts(lib: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
     """NumPy's ``npy_divmod`` for floats (``lib.fmod`` adjusted to Python's sign
     convention): the remainder ``mod`` and the quotient ``div`` before flooring, and
@@ -128,8 +134,7 @@ def numpy_floor_divide(lib: Any) -> Callable[[Any, Any], Any]:
     is ``-0`` (NumPy: -1). Integers go to ``lib.floor_divide`` itself."""
 
     def floor_divide(a: Any, b: Any, /) -> Any:
-        kinds = (_kind(a), _kind(b))
-        if "f" not in kinds or "c" in kinds:
+        if not _real_floats(a, b):
             return lib.floor_divide(a, b)
         _, div, fix = _divmod_parts(lib, a, b)
         div = lib.where(fix, div - 1.0, div)
@@ -147,8 +152,7 @@ def numpy_remainder(lib: Any) -> Callable[[Any, Any], Any]:
     ``+0.0`` as NumPy gives them, nan for ``b == 0``); integers go to ``lib.remainder``."""
 
     def remainder(a: Any, b: Any, /) -> Any:
-        kinds = (_kind(a), _kind(b))
-        if "f" not in kinds or "c" in kinds:
+        if not _real_floats(a, b):
             return lib.remainder(a, b)
         mod, _, fix = _divmod_parts(lib, a, b)
         moved = lib.where(fix, mod + b, mod)
