@@ -50,6 +50,47 @@ def test_sgd_never_writes_into_a_buffer_someone_else_holds(backend: Any) -> None
     np.testing.assert_array_equal(_host(backend, w.data), [0.0, 0.0])  # w - 0.5 * 2w
 
 
+def test_sgd_on_torch_updates_its_parameters_in_two_multi_tensor_launches(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the torch backend a plain SGD step updates every parameter nobody else holds
+    with one ``_foreach_mul`` and one ``_foreach_sub_`` (not two kernels per parameter,
+    each a launch on a GPU), in place, to the bit what ``p - lr * g`` gives one at a
+    time; a parameter whose array the user holds (and a float32 one next to float64
+    ones) is still updated as before, the held array untouched."""
+    if backend.name != "torch":
+        pytest.skip(f"{backend.name}: multi-tensor kernels are torch's")
+    calls: list[str] = []
+
+    def counted(name: str) -> Any:
+        real = getattr(torch, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
+    for name in ("_foreach_mul", "_foreach_sub_"):
+        monkeypatch.setattr(torch, name, counted(name))
+    rng = np.random.default_rng(3)
+    shapes = [(4, 3), (3,), (), (2, 5)]
+    params = [minitorch.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    params.append(minitorch.tensor(rng.standard_normal(3), dtype="float32", requires_grad=True))
+    for p in params:
+        (p * p * p).sum().backward()
+    held = params[1].data  # a snapshot the user keeps
+    before = [(p.data.clone(), p.grad.clone(), p._version) for p in params]
+    ids = [id(p.data) for p in params]
+    minitorch.optim.SGD(params, lr=0.1).step()
+    assert calls == ["_foreach_mul", "_foreach_sub_"]
+    for i, (p, (d, g, v)) in enumerate(zip(params, before, strict=True)):
+        assert torch.equal(p.data, d - 0.1 * g), i
+        assert p._version == v + 1
+        assert (id(p.data) == ids[i]) == (i != 1), i  # in place, but for the held one
+    assert torch.equal(held, before[1][0])
+
+
 @pytest.mark.parametrize("held", [False, True])
 def test_a_numpy_float64_learning_rate_keeps_float32_parameters_float32(
     backend: Any, held: bool

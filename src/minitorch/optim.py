@@ -265,10 +265,31 @@ class SGD(Optimizer):
 
     def _step(self, scratch: bool) -> None:
         lr = self.lr
+        plain = not (self.weight_decay or self.momentum)
+        # a backend's sub_scaled_ -> the parameters it updates together, their arrays
+        # (in place) and their gradients
+        together: dict[Any, tuple[list[Tensor], list[Any], list[Any]]] = {}
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None:
                 continue
+            fused = p._backend.sub_scaled_
+            if fused is not None and plain and type(lr) in (float, int):
+                data = p.data
+                # in place only where nothing else sees the buffer (as below), and where
+                # lr * g keeps the parameter's dtype and device
+                if (
+                    sys.getrefcount(data) <= 3
+                    and p._backend.owns(data)
+                    and g.dtype == data.dtype
+                    and g.device == data.device
+                ):
+                    ps, ys, xs = together.setdefault(fused, ([], [], []))
+                    ps.append(p)
+                    ys.append(data)
+                    xs.append(g)
+                    continue
+                del data
             if self.weight_decay or self.momentum:
                 step = lr * self._direction(i, p, g)
             elif (
@@ -293,6 +314,10 @@ class SGD(Optimizer):
             else:
                 p.data = _updated(data - step, data, p._backend)
             p._version += 1
+        for fused, (ps, ys, xs) in together.items():
+            fused(ys, xs, lr)
+            for p in ps:
+                p._version += 1
 
     def _direction(self, i: int, p: Tensor, g: Any) -> Any:
         """The gradient with weight decay added and momentum applied."""

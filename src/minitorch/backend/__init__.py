@@ -96,6 +96,12 @@ class Backend:
     tf32_xp: Any = None
     #: a line on the library's own global TF32 setting, for describe() (None: nothing)
     precision_note: Callable[[], str | None] = lambda: None
+    #: ``sub_scaled_(ys, xs, a)``: ``y -= a * x`` in place for each pair, ``a * x``
+    #: rounded on its own (the values of one pair at a time), in a few launches of the
+    #: library's multi-tensor kernels (torch's ``_foreach_*``: SGD's update of every
+    #: parameter in two launches, not two per parameter). None: the library has none,
+    #: and the optimizer updates one array at a time.
+    sub_scaled_: Callable[[list[Array], list[Array], float], None] | None = None
 
     @property
     def version(self) -> str:
@@ -232,6 +238,7 @@ def make_backend(
     overrides: dict[str, Callable[..., Any]] | None = None,
     tf32_overrides: dict[str, Callable[..., Any]] | None = None,
     precision_note: Callable[[], str | None] | None = None,
+    sub_scaled_: Callable[[list[Array], list[Array], float], None] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -297,6 +304,7 @@ def make_backend(
         floating=_floating(xp, dtypes),
         tf32_xp=tf32_xp,
         precision_note=precision_note or (lambda: None),
+        sub_scaled_=sub_scaled_,
     )
 
 

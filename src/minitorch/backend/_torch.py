@@ -1,4 +1,5 @@
-"""PyTorch (CPU or CUDA tensors): torch.special.erf and index_add for scatter-add.
+"""PyTorch (CPU or CUDA tensors): torch.special.erf and index_add for scatter-add,
+multi-tensor kernels for SGD's update.
 
 Devices: ``"cuda"`` is resolved to ``cuda:<current>`` when the backend is made, as the
 tensors report it. Matrix products on CUDA run at full float32 precision unless the
@@ -113,6 +114,14 @@ def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def _sub_scaled_(ys: list[Any], xs: list[Any], a: float) -> None:
+    """``y -= a * x`` for each pair in two multi-tensor launches (torch.optim's foreach
+    path): ``a * x`` is rounded on its own, so the values are those of
+    ``y - a * x`` one pair at a time; tensors of other dtypes or devices in the lists
+    take torch's per-tensor route, with the same values."""
+    torch._foreach_sub_(ys, torch._foreach_mul(xs, a))
+
+
 def _precision_note() -> str | None:
     flag = torch.backends.cuda.matmul.fp32_precision
     if flag == "tf32":
@@ -141,4 +150,5 @@ def load() -> Backend:
         },
         tf32_overrides={k: precision_scoped(f, flags, "tf32") for k, f in products.items()},
         precision_note=_precision_note,
+        sub_scaled_=_sub_scaled_,
     )
