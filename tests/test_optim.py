@@ -53,11 +53,12 @@ def test_sgd_never_writes_into_a_buffer_someone_else_holds(backend: Any) -> None
 def test_sgd_on_torch_updates_its_parameters_in_two_multi_tensor_launches(
     backend: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the torch backend a plain SGD step updates every parameter nobody else holds
-    with one ``_foreach_mul`` and one ``_foreach_sub_`` (not two kernels per parameter,
-    each a launch on a GPU), in place, to the bit what ``p - lr * g`` gives one at a
-    time; a parameter whose array the user holds (and a float32 one next to float64
-    ones) is still updated as before, the held array untouched."""
+    """On the torch backend a plain SGD step updates every parameter on a GPU that
+    nobody else holds with one ``_foreach_mul`` and one ``_foreach_sub_`` (not two
+    kernels per parameter, each a launch), in place, to the bit what ``p - lr * g``
+    gives one at a time; a parameter whose array the user holds is still updated as
+    before, the held array untouched, and a float32 one joins float64 ones. On the CPU
+    the step goes one parameter at a time, as before."""
     if backend.name != "torch":
         pytest.skip(f"{backend.name}: multi-tensor kernels are torch's")
     calls: list[str] = []
@@ -73,6 +74,14 @@ def test_sgd_on_torch_updates_its_parameters_in_two_multi_tensor_launches(
 
     for name in ("_foreach_mul", "_foreach_sub_"):
         monkeypatch.setattr(torch, name, counted(name))
+    # they pay on a GPU only: on the CPU tensors here, nothing changes...
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    minitorch.optim.SGD([w], lr=0.25).step()
+    assert calls == []
+    np.testing.assert_array_equal(_host(backend, w.data), [0.5, 1.0])
+    # ...but for this test the backend takes CPU tensors as it takes CUDA ones
+    monkeypatch.setattr(type(backend.foreach), "takes", staticmethod(lambda *a: True))
     rng = np.random.default_rng(3)
     shapes = [(4, 3), (3,), (), (2, 5)]
     params = [minitorch.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
@@ -113,11 +122,14 @@ def test_a_numpy_float64_learning_rate_keeps_float32_parameters_float32(
     assert keep is None or keep is not w.data
     assert w.data.dtype == np.float32
     np.testing.assert_array_equal(w.data, (w0 - lr * g).astype(np.float32))
-    adam = minitorch.optim.Adam([w], lr=0.1)
-    adam.lr = lr
-    (minitorch.tensor(x) @ w).tanh().sum().backward()
-    adam.step()
-    assert w.data.dtype == np.float32
+    for adam in (
+        minitorch.optim.Adam([w], lr=0.1),
+        minitorch.optim.AdamW([w], lr=0.1, weight_decay=0.5),  # w * (1 - lr * wd) first
+    ):
+        adam.lr = lr
+        (minitorch.tensor(x) @ w).tanh().sum().backward()
+        adam.step()
+        assert w.data.dtype == np.float32
 
 
 def test_sgd_then_backward_through_the_old_graph_raises(backend: Any) -> None:

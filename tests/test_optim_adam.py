@@ -3,6 +3,7 @@ the state_dict round trip, hyper-parameter validation and skipped parameters."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -379,3 +380,74 @@ def test_params_without_grad_are_skipped(backend: Any, name: str, kwargs: dict[s
     assert all(state[k][0] is not None and state[k][1] is None for k in arrays)
     if name != "SGD":
         assert state["step"] == [5, 0]
+
+
+# (optimizer, keyword arguments, list operations per step): m (3), v (4), denom (3),
+# update (3); weight decay adds 1 (AdamW) or 2 (Adam's L2); AMSGrad's maximum adds 1
+_LAUNCHES: list[tuple[str, dict[str, Any], int]] = [
+    ("Adam", {}, 13),
+    ("Adam", {"betas": (0.4, 0.99), "eps": 1e-3}, 13),  # lerp weight >= 0.5
+    ("Adam", {"weight_decay": 0.1, "amsgrad": True}, 16),
+    ("AdamW", {"weight_decay": 0.3}, 14),
+    ("AdamW", {"weight_decay": 0.3, "amsgrad": True}, 15),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs", "launches"), _LAUNCHES)
+def test_adam_on_torch_updates_every_parameter_with_multi_tensor_kernels(
+    backend: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    kwargs: dict[str, Any],
+    launches: int,
+) -> None:
+    """On the torch backend Adam and AdamW update all their parameters on a GPU together
+    with torch's ``_foreach_*`` kernels: as many launches per step for 5 parameters as the
+    list operations of one (each a launch on a GPU, not one per parameter), and to the
+    bit what the same backend gives one array at a time (its ``foreach`` taken away),
+    parameters and state, over three steps, a float32 parameter among float64 ones."""
+    if backend.name != "torch":
+        pytest.skip(f"{backend.name}: multi-tensor kernels are torch's")
+    calls: list[str] = []
+    for attr in dir(torch):
+        if attr.startswith("_foreach_"):
+            real = getattr(torch, attr)
+
+            def counted(*args: Any, _real: Any = real, _name: str = attr, **kw: Any) -> Any:
+                calls.append(_name)
+                return _real(*args, **kw)
+
+            monkeypatch.setattr(torch, attr, counted)
+    # the kernels pay on a GPU only (test_sgd_on_torch_... checks the CPU keeps its
+    # path); here the backend takes CPU tensors as it takes CUDA ones
+    monkeypatch.setattr(type(backend.foreach), "takes", staticmethod(lambda *a: True))
+    rng = np.random.default_rng(5)
+    values = [rng.standard_normal(s) for s in [(4, 3), (3,), (), (2, 3)]]
+    single = dataclasses.replace(backend, foreach=None)
+
+    def make(be: Any) -> tuple[list[minitorch.Tensor], Any]:
+        ps = [minitorch.tensor(v, requires_grad=True) for v in values]
+        ps.append(minitorch.tensor(values[1], dtype="float32", requires_grad=True))
+        for p in ps:
+            p._backend = be
+        opt = getattr(optim, name)(ps, lr=0.05, **kwargs)
+        return ps, opt
+
+    together, opt_t = make(backend)
+    alone, opt_a = make(single)
+    for step in range(3):  # the first creates the state
+        for ps, opt in ((together, opt_t), (alone, opt_a)):
+            opt.zero_grad()
+            sum(((p * p * p).sum() for p in ps), minitorch.tensor(0.0)).backward()
+            before = len(calls)
+            opt.step()
+            if ps is alone:
+                assert len(calls) == before, "the one-at-a-time twin used foreach"
+            else:
+                assert len(calls) - before == launches, (step, calls[before:])
+    for a, b in zip(together, alone, strict=True):
+        assert a.data.dtype == b.data.dtype
+        assert torch.equal(a.data, b.data)
+    for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
+        for a, b in zip(opt_t._state[key], opt_a._state[key], strict=True):
+            assert (a is None and b is None) or torch.equal(a, b), key

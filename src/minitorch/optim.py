@@ -265,26 +265,26 @@ class SGD(Optimizer):
 
     def _step(self, scratch: bool) -> None:
         lr = self.lr
-        plain = not (self.weight_decay or self.momentum)
-        # a backend's sub_scaled_ -> the parameters it updates together, their arrays
-        # (in place) and their gradients
+        plain = not (self.weight_decay or self.momentum) and type(lr) in (float, int)
+        # a backend's foreach -> the parameters it updates together (in place), their
+        # arrays and their gradients
         together: dict[Any, tuple[list[Tensor], list[Any], list[Any]]] = {}
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None:
                 continue
-            fused = p._backend.sub_scaled_
-            if fused is not None and plain and type(lr) in (float, int):
+            fe = p._backend.foreach
+            if fe is not None and plain:
                 data = p.data
                 # in place only where nothing else sees the buffer (as below), and where
-                # lr * g keeps the parameter's dtype and device
+                # lr * g keeps the parameter's dtype
                 if (
                     sys.getrefcount(data) <= 3
+                    and fe.takes(data, g)
                     and p._backend.owns(data)
                     and g.dtype == data.dtype
-                    and g.device == data.device
                 ):
-                    ps, ys, xs = together.setdefault(fused, ([], [], []))
+                    ps, ys, xs = together.setdefault(fe, ([], [], []))
                     ps.append(p)
                     ys.append(data)
                     xs.append(g)
@@ -314,8 +314,8 @@ class SGD(Optimizer):
             else:
                 p.data = _updated(data - step, data, p._backend)
             p._version += 1
-        for fused, (ps, ys, xs) in together.items():
-            fused(ys, xs, lr)
+        for fe, (ps, ys, xs) in together.items():
+            fe.sub_(ys, fe.mul(xs, lr))  # two launches for all of them
             for p in ps:
                 p._version += 1
 
@@ -402,6 +402,9 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps, wd = self.lr, self.betas, self.eps, self.weight_decay
         exp_avgs, exp_avg_sqs = self._state["exp_avg"], self._state["exp_avg_sq"]
         max_exp_avg_sqs, steps = self._state["max_exp_avg_sq"], self._count["step"]
+        numbers_ = all(type(h) in (float, int) for h in (lr, beta1, beta2, eps, wd))
+        # (a backend's foreach, step count) -> the parameters it updates together
+        together: dict[tuple[Any, int], list[int]] = {}
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None:
@@ -414,7 +417,13 @@ class Adam(Optimizer):
                 v_max = xp.zeros_like(data)
             steps[i] += 1
             t = steps[i]
-            # PyTorch's _single_tensor_adam, in its order of operations
+            fe = p._backend.foreach
+            if fe is not None and numbers_ and fe.takes(data, g) and g.dtype == data.dtype:
+                exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
+                together.setdefault((fe, t), []).append(i)
+                continue
+            # PyTorch's _single_tensor_adam, in its order of operations (_together does
+            # the same on lists: a test checks that both give the same bits)
             if wd != 0:
                 if self._decoupled:
                     data = data * (1 - lr * wd)
@@ -432,9 +441,47 @@ class Adam(Optimizer):
                 denom = xp.sqrt(v_max) / bias_correction2_sqrt + eps
             else:
                 denom = xp.sqrt(v) / bias_correction2_sqrt + eps
-            p.data = _updated(data + -step_size * m / denom, data, p._backend)
+            p.data = _updated(data + -step_size * m / denom, p.data, p._backend)
             p._version += 1
             exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
+        for (fe, t), idx in together.items():
+            self._together(fe, t, idx)
+
+    def _together(self, fe: Any, t: int, idx: list[int]) -> None:
+        """Step ``t`` of the parameters ``idx`` with the lists of ``fe``, a backend's
+        multi-tensor arithmetic: the arithmetic of :meth:`step`, one list operation
+        (one launch on a GPU) for all of them."""
+        lr, (beta1, beta2), eps, wd = self.lr, self.betas, self.eps, self.weight_decay
+        exp_avgs, exp_avg_sqs = self._state["exp_avg"], self._state["exp_avg_sq"]
+        max_exp_avg_sqs = self._state["max_exp_avg_sq"]
+        ps = [self.params[i] for i in idx]
+        data, g = [p.data for p in ps], [p.grad for p in ps]
+        m, v = [exp_avgs[i] for i in idx], [exp_avg_sqs[i] for i in idx]
+        if wd != 0:
+            if self._decoupled:
+                data = fe.mul(data, 1 - lr * wd)
+            else:
+                g = fe.add(g, fe.mul(data, wd))
+        w = 1 - beta1
+        if abs(w) < 0.5:
+            m = fe.add(m, fe.mul(fe.sub(g, m), w))
+        else:
+            m = fe.sub(g, fe.mul(fe.sub(g, m), 1 - w))
+        v = fe.add(fe.mul(v, beta2), fe.mul(fe.mul(g, 1 - beta2), g))
+        step_size = lr / (1 - beta1**t)
+        bias_correction2_sqrt = (1 - beta2**t) ** 0.5
+        if self.amsgrad:
+            v_max = fe.maximum([max_exp_avg_sqs[i] for i in idx], v)
+            denom = fe.add(fe.div(fe.sqrt(v_max), bias_correction2_sqrt), eps)
+        else:
+            denom = fe.add(fe.div(fe.sqrt(v), bias_correction2_sqrt), eps)
+        new = fe.add(data, fe.div(fe.mul(m, -step_size), denom))
+        for k, (i, p) in enumerate(zip(idx, ps, strict=True)):
+            p.data = _updated(new[k], p.data, p._backend)
+            p._version += 1
+            exp_avgs[i], exp_avg_sqs[i] = m[k], v[k]
+            if self.amsgrad:
+                max_exp_avg_sqs[i] = v_max[k]
 
 
 class AdamW(Adam):

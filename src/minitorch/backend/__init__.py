@@ -96,12 +96,15 @@ class Backend:
     tf32_xp: Any = None
     #: a line on the library's own global TF32 setting, for describe() (None: nothing)
     precision_note: Callable[[], str | None] = lambda: None
-    #: ``sub_scaled_(ys, xs, a)``: ``y -= a * x`` in place for each pair, ``a * x``
-    #: rounded on its own (the values of one pair at a time), in a few launches of the
-    #: library's multi-tensor kernels (torch's ``_foreach_*``: SGD's update of every
-    #: parameter in two launches, not two per parameter). None: the library has none,
-    #: and the optimizer updates one array at a time.
-    sub_scaled_: Callable[[list[Array], list[Array], float], None] | None = None
+    #: the library's multi-tensor arithmetic (torch's ``_foreach_*``): ``add``, ``sub``,
+    #: ``mul``, ``div`` and ``maximum`` of two lists of arrays, or of a list and a
+    #: number; ``sqrt`` of a list; ``sub_(ys, xs)``, ``y -= x`` in place; and
+    #: ``takes(*arrays)``, whether it pays for these arrays. Each result holds the values
+    #: of the same operation on one array alone, and a list operation is one launch on a
+    #: GPU, whatever the length of the list: the optimizers update the parameters it
+    #: takes with it (as torch.optim's foreach path). None: the library has none, and the
+    #: optimizers go one array at a time.
+    foreach: Any = None
 
     @property
     def version(self) -> str:
@@ -238,7 +241,7 @@ def make_backend(
     overrides: dict[str, Callable[..., Any]] | None = None,
     tf32_overrides: dict[str, Callable[..., Any]] | None = None,
     precision_note: Callable[[], str | None] | None = None,
-    sub_scaled_: Callable[[list[Array], list[Array], float], None] | None = None,
+    foreach: Any = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -304,7 +307,7 @@ def make_backend(
         floating=_floating(xp, dtypes),
         tf32_xp=tf32_xp,
         precision_note=precision_note or (lambda: None),
-        sub_scaled_=sub_scaled_,
+        foreach=foreach,
     )
 
 
