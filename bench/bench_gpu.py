@@ -19,7 +19,14 @@ the contenders taking turns block by block. Before timing, the contenders' first
 losses (or gradients) are compared.
 
     python bench/bench_gpu.py [--device cuda:0] [--sizes mlp256 elementwise] [--blocks 15]
+    python bench/bench_gpu.py --sizes mlp256 --blocks 5 --profile 20
     python bench/bench_gpu.py --cpu-smoke
+
+``--profile N`` then runs N more steps of each contender under cProfile and prints where
+the host's time went (the functions with the most time of their own, per step, and the
+Python calls per step): on a GPU at launch-bound sizes the host is the bottleneck, and
+this tells minitorch's own bookkeeping from the library's launches, which CuPy's and
+torch's compiled functions account to the Python function that calls them.
 
 Exit status: 0 when it measured; 3 when there is nothing to measure here (no CUDA GPU
 for CuPy nor for torch: it says why on stderr). Contenders whose library is missing (no
@@ -32,10 +39,12 @@ nothing); a disagreement between contenders then exits 1.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
 import functools
 import gc
 import importlib.util
+import pstats
 import statistics
 import sys
 import time
@@ -442,6 +451,28 @@ def timed_blocks(contenders: list[Contender], blocks: int, steps: int) -> dict[s
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def profile(c: Contender, steps: int, top: int = 8) -> list[str]:
+    """Lines on where ``steps`` steps of ``c`` spend the host's time: Python calls per
+    step, then the ``top`` functions by their own time per step (the calls of a
+    compiled function, a CuPy or torch launch, count for the function that makes them)."""
+    c.sync()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        c.step()
+    c.sync()
+    prof.disable()
+    stats = pstats.Stats(prof)
+    rows = stats.stats  # type: ignore[attr-defined]
+    calls = sum(v[1] for v in rows.values())
+    lines = [f"  profile of {c.name}: {calls / steps:.0f} calls per step"]
+    ranked = sorted(rows.items(), key=lambda kv: -kv[1][2])[:top]
+    for (path, line, func), (_, ncalls, tottime, _, _) in ranked:
+        where = f"{'/'.join(path.split('/')[-2:])}:{line}" if line else "(compiled)"
+        lines.append(f"    {tottime / steps * 1e6:8.1f} us {ncalls / steps:6.1f}x  {func} {where}")
+    return lines
+
+
 def host(value: Any) -> np.ndarray:
     from minitorch.backend import to_host
 
@@ -465,7 +496,14 @@ def make_data(w: Workload, sizes: tuple[int, ...], batch: int) -> Any:
     return x, rng.integers(0, sizes[-1], batch)
 
 
-def run(setup: Setup, names: list[str], blocks: int, steps: int | None, smoke: bool) -> int:
+def run(
+    setup: Setup,
+    names: list[str],
+    blocks: int,
+    steps: int | None,
+    smoke: bool,
+    profile_steps: int = 0,
+) -> int:
     print(
         f"bench_gpu: {setup.header}; device {setup.device}; float32; median of {blocks} "
         f"blocks, synchronised"
@@ -516,6 +554,8 @@ def run(setup: Setup, names: list[str], blocks: int, steps: int | None, smoke: b
             diff = max(diff, last)
         if diff > tolerance:
             status = 1 if smoke else status
+        for c in contenders if profile_steps else ():
+            print("\n".join(profile(c, profile_steps)))
     return status
 
 
@@ -534,13 +574,20 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, default=None, help="steps per block (default: per workload)"
     )
     ap.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then profile N steps of each contender on the host (cProfile)",
+    )
+    ap.add_argument(
         "--cpu-smoke",
         action="store_true",
         help="check the script on the CPU: tiny sizes, NumPy for CuPy, torch CPU",
     )
     args = ap.parse_args(argv)
     if args.cpu_smoke:
-        return run(smoke_setup(), args.sizes, min(args.blocks, 3), args.steps, smoke=True)
+        return run(smoke_setup(), args.sizes, min(args.blocks, 3), args.steps, True, args.profile)
     setup = gpu_setup(args.device)
     if isinstance(setup, str):
         print(
@@ -549,7 +596,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return NOTHING_TO_MEASURE
-    return run(setup, args.sizes, args.blocks, args.steps, smoke=False)
+    return run(setup, args.sizes, args.blocks, args.steps, False, args.profile)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import itertools
 import math
+import re
 import subprocess
 import sys
 import tomllib
@@ -657,6 +658,27 @@ def test_bench_gpu_cpu_smoke_runs_every_contender_and_they_agree(
     ):
         assert label in out, label
     assert out.count("first-step results agree") == 3 and "DISAGREE" not in out
+
+
+@pytest.mark.backend_independent
+@needs_torch
+def test_bench_gpu_profile_says_where_each_contender_spends_the_host_time(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--profile N``: per contender, its Python calls per step and the functions with
+    the most time of their own, minitorch's engine among them for its eager steps."""
+    bench = _bench(monkeypatch)
+    assert bench.main(["--cpu-smoke", "--sizes", "mlp256", "--profile", "3"]) == 0
+    out = capsys.readouterr().out
+    blocks = out.split("  profile of ")[1:]
+    assert len(blocks) == 6, out
+    names = [b.split(":")[0] for b in blocks]
+    assert names[0] == "numpy for cupy (by hand)" and names[-1] == "pytorch eager (cpu)"
+    eager = blocks[names.index("minitorch-numpy for -cupy")]
+    lines = eager.splitlines()
+    assert re.fullmatch(r"minitorch-numpy for -cupy: \d+ calls per step", lines[0])
+    assert len(lines) == 9 and any("minitorch/engine.py" in line for line in lines[1:])
+    assert all(re.match(r"\s+\d+\.\d us\s+\d+\.\dx  \S", line) for line in lines[1:])
 
 
 @pytest.mark.backend_independent
