@@ -349,3 +349,68 @@ def test_mutable_flag(backend: Any) -> None:
     else:
         with pytest.raises(TypeError):
             x[1] = 2.0
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "greater", "equal", "logical_and", "atan2"])
+def test_two_argument_functions_promote_as_the_standard_says(backend: Any, name: str) -> None:
+    """The namespace's two-argument functions with a Python scalar on either side and
+    with a 0-d array of another dtype: the standard's dtypes and NumPy's values (on
+    torch, where the backend hands one dtype straight to torch's own function, the same
+    as array-api-compat gives), whatever shortcut the backend takes."""
+    xp = backend.xp
+    logical = name.startswith("logical")
+    data = [True, False, True] if logical else [-1.5, 0.0, 2.0]
+    x32 = _arr(backend, np.asarray(data, dtype=bool if logical else np.float32))
+    x64 = _arr(backend, np.asarray(data, dtype=bool if logical else np.float64))
+    fn, ref = getattr(xp, name), getattr(np, name)
+    if logical:
+        cases: list[tuple[Any, Any]] = [(x32, True), (False, x32), (x32, x64)]
+    else:
+        zero64 = _arr(backend, np.asarray(0.5), "float64")  # 0-d: float64 still wins
+        cases = [(x32, 0.5), (0.5, x32), (x64, -1.0), (x32, zero64), (x32, x32)]
+    rtol = 1e-6 if name == "atan2" else 0.0  # atan2 rounds as each library's libm does
+    for a, b in cases:
+        got = fn(a, b)
+        ha = a if isinstance(a, bool | float) else _host(backend, a)
+        hb = b if isinstance(b, bool | float) else _host(backend, b)
+        if name in ("maximum", "minimum", "atan2"):
+            # a Python float keeps the array's dtype; two arrays promote
+            dts = [v.dtype for v in (a, b) if not isinstance(v, float)]
+            wide = backend.dtypes["float64"] in dts
+            assert got.dtype == backend.dtypes["float64" if wide else "float32"], (a, b)
+        else:
+            assert got.dtype == backend.dtypes["bool"], (a, b)
+        host = _host(backend, got)
+        np.testing.assert_allclose(host, np.asarray(ref(ha, hb), dtype=host.dtype), rtol=rtol)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("float32", "float64")])
+def test_matmul_promotes_as_the_standard_says(backend: Any, dtypes: tuple[str, str]) -> None:
+    a = _arr(backend, np.arange(6.0).reshape(2, 3), dtypes[0])
+    b = _arr(backend, np.arange(3.0).reshape(3, 1), dtypes[1])
+    got = backend.xp.matmul(a, b)
+    assert got.dtype == backend.dtypes[dtypes[1]]
+    np.testing.assert_array_equal(_host(backend, got), [[5.0], [14.0]])
+
+
+def test_torch_hands_one_dtype_to_torch_itself(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On torch, two tensors of one dtype (or a tensor and a Python float) go to torch's
+    own function, not through array-api-compat's promotion, whose Python costs more than
+    the kernel on a small tensor (a host cost on every launch on a GPU)."""
+    if backend.name != "torch":
+        pytest.skip(f"{backend.name}: array-api-compat's torch wrappers are torch's")
+    import array_api_compat.torch._aliases as aliases
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("array-api-compat's promotion was called")
+
+    monkeypatch.setattr(aliases, "_fix_promotion", refused)
+    xp = backend.xp
+    x = _arr(backend, [[1.0, -2.0], [3.0, 4.0]], "float32")
+    np.testing.assert_array_equal(_host(backend, xp.maximum(x, 0.0)), [[1, 0], [3, 4]])
+    np.testing.assert_array_equal(_host(backend, xp.minimum(0.0, x)), [[0, -2], [0, 0]])
+    np.testing.assert_array_equal(_host(backend, xp.matmul(x, x)), [[-5, -10], [15, 10]])
+    with pytest.raises(AssertionError, match="promotion was called"):
+        xp.maximum(x, _arr(backend, np.asarray(0.0), "float64"))  # the wrapper promotes

@@ -420,7 +420,7 @@ def test_adam_on_torch_updates_every_parameter_with_multi_tensor_kernels(
             monkeypatch.setattr(torch, attr, counted)
     # the kernels pay on a GPU only (test_sgd_on_torch_... checks the CPU keeps its
     # path); here the backend takes CPU tensors as it takes CUDA ones
-    monkeypatch.setattr(type(backend.foreach), "takes", staticmethod(lambda *a: True))
+    monkeypatch.setattr(type(backend.foreach), "takes", staticmethod(lambda x, g: True))
     rng = np.random.default_rng(5)
     values = [rng.standard_normal(s) for s in [(4, 3), (3,), (), (2, 3)]]
     single = dataclasses.replace(backend, foreach=None)

@@ -95,23 +95,46 @@ _SCALAR_ARGS = (
     "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "not_equal",
 )  # fmt: skip
 _PY_SCALARS = (bool, int, float, complex)
+_Tensor = torch.Tensor
+
+
+def _scalar_dtype(s: Any, t: Any) -> Any:
+    """The dtype of ``op(s, t)`` for a Python scalar ``s`` and a tensor ``t`` (a float
+    next to floating ``t``: ``t``'s, without array-api-compat's lookup)."""
+    if type(s) is float and t.dtype.is_floating_point:
+        return t.dtype
+    return xp.result_type(s, t)
 
 
 def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn(x1, x2)`` with a Python scalar next to a CUDA tensor made a 0-d CPU tensor
-    (torch reads it on the host as a kernel argument) instead of a CUDA tensor: a copy
-    from the host and a synchronisation on every ``maximum(x, 0.0)`` otherwise, and a
-    copy a CUDA graph cannot capture."""
+    """``fn(x1, x2)``, an array-api-compat wrapper of a two-argument torch function,
+    with a Python scalar made a 0-d CPU tensor (torch reads it on the host as a kernel
+    argument: array-api-compat makes it a tensor on the other's device, a copy from the
+    host and a synchronisation on every ``maximum(x, 0.0)`` on a GPU, and a copy a CUDA
+    graph cannot capture); and two tensors of one dtype handed to the torch function
+    itself: the wrapper's promotion of a 0-d tensor has nothing to do then, and its
+    Python costs more than the kernel launch on a small array."""
+    raw = fn.__wrapped__  # type: ignore[attr-defined]
 
     @functools.wraps(fn)
     def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-        if type(x1) in _PY_SCALARS and isinstance(x2, torch.Tensor) and x2.is_cuda:
-            x1 = torch.asarray(x1, dtype=xp.result_type(x1, x2))
-        elif type(x2) in _PY_SCALARS and isinstance(x1, torch.Tensor) and x1.is_cuda:
-            x2 = torch.asarray(x2, dtype=xp.result_type(x1, x2))
+        if type(x1) in _PY_SCALARS and isinstance(x2, _Tensor):
+            x1 = torch.asarray(x1, dtype=_scalar_dtype(x1, x2))
+        elif type(x2) in _PY_SCALARS and isinstance(x1, _Tensor):
+            x2 = torch.asarray(x2, dtype=_scalar_dtype(x2, x1))
+        if type(x1) is _Tensor and type(x2) is _Tensor and x1.dtype == x2.dtype:
+            return raw(x1, x2, **kwargs)
         return fn(x1, x2, **kwargs)
 
     return run
+
+
+def same_dtype_matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    """``matmul``: ``torch.matmul`` itself for two tensors of one dtype (nothing to
+    promote: array-api-compat's wrapper would only cast each to its own dtype)."""
+    if type(x1) is _Tensor and type(x2) is _Tensor and x1.dtype == x2.dtype:
+        return torch.matmul(x1, x2, **kwargs)
+    return xp.matmul(x1, x2, **kwargs)
 
 
 class _ForEach:
@@ -125,9 +148,10 @@ class _ForEach:
     them)."""
 
     @staticmethod
-    def takes(*arrays: Any) -> bool:
-        """Whether these arrays are updated together: CUDA tensors of torch's own."""
-        return all(isinstance(a, torch.Tensor) and a.is_cuda for a in arrays)
+    def takes(x: Any, y: Any) -> bool:
+        """Whether a parameter's array ``x`` and its gradient ``y`` are updated with
+        the others: CUDA tensors of torch's own (not a subclass, nor a stand-in)."""
+        return type(x) is _Tensor and type(y) is _Tensor and x.is_cuda and y.is_cuda
 
     @staticmethod
     def add(xs: list[Any], ys: Any) -> list[Any]:
@@ -167,7 +191,7 @@ def _precision_note() -> str | None:
 
 def load() -> Backend:
     flags = torch.backends.cuda.matmul
-    products = {"matmul": xp.matmul, "tensordot": xp.tensordot}
+    products = {"matmul": same_dtype_matmul, "tensordot": xp.tensordot}
     return make_backend(
         "torch",
         xp,
