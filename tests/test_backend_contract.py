@@ -398,7 +398,8 @@ def test_torch_hands_one_dtype_to_torch_itself(
 ) -> None:
     """On torch, two tensors of one dtype (or a tensor and a Python float) go to torch's
     own function, not through array-api-compat's promotion, whose Python costs more than
-    the kernel on a small tensor (a host cost on every launch on a GPU)."""
+    the kernel on a small tensor (a host cost on every launch on a GPU); so does
+    matrix_transpose."""
     if backend.name != "torch":
         pytest.skip(f"{backend.name}: array-api-compat's torch wrappers are torch's")
     import array_api_compat.torch._aliases as aliases
@@ -414,3 +415,10 @@ def test_torch_hands_one_dtype_to_torch_itself(
     np.testing.assert_array_equal(_host(backend, xp.matmul(x, x)), [[-5, -10], [15, 10]])
     with pytest.raises(AssertionError, match="promotion was called"):
         xp.maximum(x, _arr(backend, np.asarray(0.0), "float64"))  # the wrapper promotes
+    # matrix_transpose is the view .mT, without the wrapper's two calls
+    cube = _arr(backend, np.arange(24.0).reshape(2, 3, 4), "float32")
+    t = xp.matrix_transpose(cube)
+    assert t._is_view() and t.shape == (2, 4, 3)
+    np.testing.assert_array_equal(_host(backend, t), np.swapaxes(_host(backend, cube), -1, -2))
+    with pytest.raises(ValueError, match="at least 2-dimensional"):
+        xp.matrix_transpose(_arr(backend, [1.0, 2.0], "float32"))

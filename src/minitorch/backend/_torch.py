@@ -129,6 +129,14 @@ def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def matrix_transpose(x: Any, /) -> Any:
+    """``x.mT``, the view array-api-compat's wrapper makes with ``swapaxes`` through two
+    more Python calls (the engine transposes twice per matrix product's gradient)."""
+    if x.ndim < 2:
+        raise ValueError("x must be at least 2-dimensional for matrix_transpose")
+    return x.mT
+
+
 def same_dtype_matmul(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
     """``matmul``: ``torch.matmul`` itself for two tensors of one dtype (nothing to
     promote: array-api-compat's wrapper would only cast each to its own dtype)."""
@@ -206,6 +214,7 @@ def load() -> Backend:
         owns=lambda x: not x._is_view(),
         overrides={
             **{k: cpu_scalars(getattr(xp, k)) for k in _SCALAR_ARGS},
+            "matrix_transpose": matrix_transpose,
             **{k: precision_scoped(f, flags, "ieee") for k, f in products.items()},
         },
         tf32_overrides={k: precision_scoped(f, flags, "tf32") for k, f in products.items()},
