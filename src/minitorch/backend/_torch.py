@@ -161,33 +161,15 @@ class _ForEach:
         the others: CUDA tensors of torch's own (not a subclass, nor a stand-in)."""
         return type(x) is _Tensor and type(y) is _Tensor and x.is_cuda and y.is_cuda
 
-    @staticmethod
-    def add(xs: list[Any], ys: Any) -> list[Any]:
-        return list(torch._foreach_add(xs, ys))
+    def __getattr__(self, name: str) -> Any:
+        """``add``, ``sub``, ``mul``, ``div``, ``maximum`` (of two lists, or of a list
+        and a number), ``sqrt`` and ``sub_`` (in place): ``torch._foreach_<name>``."""
+        if name not in _FOREACH:
+            raise AttributeError(f"the torch backend's foreach has no {name!r}")
+        return getattr(torch, f"_foreach_{name}")
 
-    @staticmethod
-    def sub(xs: list[Any], ys: Any) -> list[Any]:
-        return list(torch._foreach_sub(xs, ys))
 
-    @staticmethod
-    def mul(xs: list[Any], ys: Any) -> list[Any]:
-        return list(torch._foreach_mul(xs, ys))
-
-    @staticmethod
-    def div(xs: list[Any], ys: Any) -> list[Any]:
-        return list(torch._foreach_div(xs, ys))
-
-    @staticmethod
-    def maximum(xs: list[Any], ys: list[Any]) -> list[Any]:
-        return list(torch._foreach_maximum(xs, ys))
-
-    @staticmethod
-    def sqrt(xs: list[Any]) -> list[Any]:
-        return list(torch._foreach_sqrt(xs))
-
-    @staticmethod
-    def sub_(ys: list[Any], xs: list[Any]) -> None:
-        torch._foreach_sub_(ys, xs)
+_FOREACH = frozenset({"add", "sub", "mul", "div", "maximum", "sqrt", "sub_"})
 
 
 def _precision_note() -> str | None:
