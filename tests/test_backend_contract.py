@@ -229,6 +229,80 @@ def test_erf_fallback_float32(backend: Any) -> None:
     np.testing.assert_allclose(_host(backend, out), ref, rtol=1e-6, atol=1e-7)
 
 
+# ------------------------------------------------------------------ VJP kernels
+
+
+def _vjp_kernel_cases() -> list[tuple[str, np.ndarray, np.ndarray, tuple[Any, ...], np.ndarray]]:
+    """(kernel, g, out, extra arguments, the gradient by hand in float64)."""
+    rng = np.random.default_rng(4)
+    g = rng.standard_normal((3, 5))
+    x = rng.standard_normal((3, 5))
+    relu = np.maximum(x, 0.0)
+    relu[0, :2] = [0.0, np.nan]  # an inactive unit, and a nan input (passes g)
+    g_relu = g.copy()
+    g_relu[0, 0] = np.nan  # a nan gradient at an inactive unit gives 0
+    want_relu = np.where(relu != 0.0, g_relu, 0.0)
+    assert want_relu[0, 0] == 0.0 and want_relu[0, 1] == g_relu[0, 1]
+    t, s = np.tanh(x), 1.0 / (1.0 + np.exp(-x))
+    cases = [
+        ("relu_backward", g_relu, relu, (), want_relu),
+        ("tanh_backward", g, t, (), g * (1.0 - t * t)),
+        ("sigmoid_backward", g, s, (), g * s * (1.0 - s)),
+    ]
+    for axis in (0, 1):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        sm = e / e.sum(axis=axis, keepdims=True)
+        cases.append(
+            ("softmax_backward", g, sm, (axis,), sm * (g - (g * sm).sum(axis, keepdims=True)))
+        )
+        cases.append(
+            ("log_softmax_backward", g, np.log(sm), (axis,), g - sm * g.sum(axis, keepdims=True))
+        )
+    one = np.asarray(1.0)  # a 0-d softmax: one element, no gradient
+    cases.append(("softmax_backward", np.asarray(2.0), one, (None,), np.asarray(0.0)))
+    cases.append(("log_softmax_backward", np.asarray(2.0), one * 0.0, (None,), np.asarray(0.0)))
+    return cases
+
+
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+def test_vjp_kernels_give_the_gradient_by_hand(backend: Any, impl: str) -> None:
+    """Each VJP kernel of the namespace (the library's fused kernel where the backend
+    has one: torch) and its pure-standard formula give the float64 gradient worked out
+    by hand, nan where PyTorch gives nan, on the backend's device."""
+    for name, g, out, extra, want in _vjp_kernel_cases():
+        ga, oa = _arr(backend, g), _arr(backend, out)
+        if impl == "backend":
+            got = getattr(backend.xp, name)(ga, oa, *extra)
+        else:
+            got = _fallback.VJP_KERNELS[name](backend.xp, ga, oa, *extra)
+        assert got.dtype == backend.dtypes["float64"] and got.shape == g.shape, name
+        assert str(got.device) == str(backend.device), name
+        np.testing.assert_allclose(_host(backend, got), want, rtol=1e-13, atol=1e-15, err_msg=name)
+
+
+def test_torch_vjp_kernels_are_one_kernel_each(backend: Any) -> None:
+    """On torch each VJP kernel is the one fused kernel PyTorch's own autograd runs
+    (``tanh_backward``, ...), not the two to four of the formula: the profiler sees
+    that kernel and no multiply."""
+    if backend.name != "torch":
+        pytest.skip(f"{backend.name}: the fused backward kernels are torch's")
+    import torch
+
+    fused = {
+        "relu_backward": "aten::threshold_backward",
+        "tanh_backward": "aten::tanh_backward",
+        "sigmoid_backward": "aten::sigmoid_backward",
+        "softmax_backward": "aten::_softmax_backward_data",
+        "log_softmax_backward": "aten::_log_softmax_backward_data",
+    }
+    for name, g, out, extra, _ in _vjp_kernel_cases()[:5]:
+        ga, oa = _arr(backend, g), _arr(backend, out)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            getattr(backend.xp, name)(ga, oa, *extra)
+        ops = {e.key for e in prof.key_averages()}
+        assert fused[name] in ops and "aten::mul" not in ops, (name, sorted(ops))
+
+
 # ------------------------------------------------------------------ random numbers
 
 

@@ -181,3 +181,23 @@ def test_unknown_names_say_what_to_do(backend: Any) -> None:
         namespace(backend).fft  # noqa: B018
     with pytest.raises(AttributeError, match=r"no attribute 'fft'"):
         minitorch.array_api.fft  # noqa: B018
+
+
+def test_the_vjp_kernels_are_the_formulas_on_graph_tensors(backend: Any) -> None:
+    """The backend contract's VJP kernels (``xp.tanh_backward(g, out)``, ...) exist in
+    the differentiable namespace too, composed from its ops, so a VJP that calls them
+    records its own graph under create_graph: their values and their own gradients
+    against the formulas worked out by hand."""
+    xp = namespace(backend)
+    g, t = _t(X, backend, True), _t(np.tanh(Y), backend, True)
+    r = xp.tanh_backward(g, t)  # g * (1 - t^2)
+    assert_close(r, X * (1.0 - np.tanh(Y) ** 2), rtol=1e-14, atol=0)
+    r.sum().backward()
+    assert_close(g.grad, 1.0 - np.tanh(Y) ** 2, rtol=1e-14, atol=0)
+    assert_close(t.grad, -2.0 * np.tanh(Y) * X, rtol=1e-14, atol=0)
+    s = _t(np.exp(Y) / np.exp(Y).sum(axis=1, keepdims=True), backend)
+    got = xp.softmax_backward(_t(X, backend), s, 1)
+    sn = s.numpy()
+    assert_close(got, sn * (X - (X * sn).sum(axis=1, keepdims=True)), rtol=1e-14, atol=1e-16)
+    for name in ("relu_backward", "sigmoid_backward", "log_softmax_backward"):
+        assert callable(getattr(xp, name))

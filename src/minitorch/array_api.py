@@ -17,6 +17,7 @@ of the current backend (:func:`minitorch.get_backend`).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math as _math
 import re
@@ -29,6 +30,7 @@ import numpy as np
 
 from . import linalg as _linalg
 from .backend import Backend, as_array, device_name, get_backend
+from .backend._fallback import VJP_KERNELS
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
 from .ops.reduction import normalize_axes
@@ -321,6 +323,10 @@ class Namespace:
             value = self._op(op)
         elif name in _PASSTHROUGH and hasattr(self.backend.xp, name):
             value = getattr(self.backend.xp, name)
+        elif name in VJP_KERNELS:
+            # the backend contract's VJP kernels, composed from this namespace's ops: a
+            # VJP run under create_graph calls them on graph Tensors, recorded in turn
+            value = functools.partial(VJP_KERNELS[name], self)
         else:
             raise AttributeError(
                 f"minitorch's differentiable namespace has no {name!r}: write it with the "

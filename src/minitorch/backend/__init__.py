@@ -64,8 +64,10 @@ class Backend:
     name : str
         ``numpy``, ``torch``, ``array_api_strict``, ``jax`` or ``cupy``.
     xp : namespace
-        The Array API namespace, extended with ``erf(x)`` and
-        ``scatter_add(n, index, values)``.
+        The Array API namespace, extended with ``erf(x)``,
+        ``scatter_add(n, index, values)``, ``setitem``, ``zeros_with`` and the VJP
+        kernels (``relu_backward(g, out)``, ``tanh_backward``, ``sigmoid_backward``,
+        ``softmax_backward(g, out, axis)``, ``log_softmax_backward``).
     dtype, device
         Defaults for new floating-point tensors. A device name without an index
         (``"cuda"``) is resolved to the library's current device (``cuda:0``) when the
@@ -242,6 +244,7 @@ def make_backend(
     tf32_overrides: dict[str, Callable[..., Any]] | None = None,
     precision_note: Callable[[], str | None] | None = None,
     foreach: Any = None,
+    vjp_kernels: dict[str, Callable[..., Array]] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -250,6 +253,8 @@ def make_backend(
     among them run at full float32 precision. ``tf32_overrides`` are the same functions
     allowed to use TensorFloat-32 (the namespace of ``tf32=True``); None: the library
     has no TF32 (a CPU library), and ``tf32=True`` is recorded and changes nothing.
+    ``vjp_kernels`` are the library's fused kernels for some of the VJP kernels of
+    ``_fallback.VJP_KERNELS`` (the same values, up to rounding, in one launch).
     """
     xp: Any = None  # filled below; the closures look it up at call time
 
@@ -274,8 +279,19 @@ def make_backend(
         out[key] = value  # a new array: writing into it changes nothing of the caller's
         return out
 
+    def _fallback_kernel(name: str) -> Callable[..., Array]:
+        formula: Callable[..., Array] = _fallback.VJP_KERNELS[name]
+
+        def kernel(*args: Any) -> Array:
+            return formula(xp, *args)
+
+        kernel.__name__ = name
+        return kernel
+
+    kernels = {k: _fallback_kernel(k) for k in _fallback.VJP_KERNELS} | (vjp_kernels or {})
     xp = _namespace(
         xp_module,
+        **kernels,
         erf=erf or _erf,
         scatter_add=scatter_add or _scatter_add,
         setitem=setitem,

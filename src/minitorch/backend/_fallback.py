@@ -118,6 +118,50 @@ def setitem(xp: Any, x: Array, key: Any, value: Array) -> Array:
     return out
 
 
+# ---------------------------------------------------------------- VJP kernels
+# The gradients of a few ops, as one function each, so that a library with a fused
+# kernel for them (torch's aten ``tanh_backward``, ...) makes one launch where these make
+# two to four. Each takes the output's gradient ``g`` and the op's output ``out``; the
+# differentiable namespace runs these very formulas on graph Tensors (create_graph).
+
+
+def relu_backward(xp: Any, g: Array, out: Array) -> Array:
+    """``g`` where ``relu``'s output is not 0. ``out`` is 0 at an inactive unit, else
+    positive or nan: a where(), not a multiply by the mask, so a nan gradient at an
+    inactive unit gives 0 and a nan input passes ``g`` (as PyTorch)."""
+    return xp.where(out != 0.0, g, 0.0)
+
+
+def tanh_backward(xp: Any, g: Array, out: Array) -> Array:
+    """``g * (1 - tanh^2)``."""
+    return g * (1.0 - out * out)
+
+
+def sigmoid_backward(xp: Any, g: Array, out: Array) -> Array:
+    """``g * s * (1 - s)``."""
+    return g * out * (1.0 - out)
+
+
+def softmax_backward(xp: Any, g: Array, out: Array, axis: int | None) -> Array:
+    """``s * (g - sum(g * s))`` along ``axis`` (None: a 0-d ``out``)."""
+    return out * (g - xp.sum(g * out, axis=axis, keepdims=True))
+
+
+def log_softmax_backward(xp: Any, g: Array, out: Array, axis: int | None) -> Array:
+    """``g - softmax * sum(g)`` along ``axis`` (``out`` is the log-softmax; None: 0-d)."""
+    return g - xp.exp(out) * xp.sum(g, axis=axis, keepdims=True)
+
+
+#: the VJP kernels every backend's namespace has (its library's, or these formulas)
+VJP_KERNELS: dict[str, Any] = {
+    "relu_backward": relu_backward,
+    "tanh_backward": tanh_backward,
+    "sigmoid_backward": sigmoid_backward,
+    "softmax_backward": softmax_backward,
+    "log_softmax_backward": log_softmax_backward,
+}
+
+
 def to_numpy(x: Array) -> np.ndarray:
     """Host NumPy copy of any array that supports DLPack or ``__array__``."""
     try:

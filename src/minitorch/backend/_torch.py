@@ -1,5 +1,6 @@
 """PyTorch (CPU or CUDA tensors): torch.special.erf and index_add for scatter-add,
-multi-tensor kernels for the optimizers.
+multi-tensor kernels for the optimizers, PyTorch's fused backward kernels for the VJP
+kernels.
 
 Devices: ``"cuda"`` is resolved to ``cuda:<current>`` when the backend is made, as the
 tensors report it. Matrix products on CUDA run at full float32 precision unless the
@@ -172,6 +173,39 @@ class _ForEach:
 _FOREACH = frozenset({"add", "sub", "mul", "div", "maximum", "sqrt", "sub_"})
 
 
+def _vjp_kernels() -> dict[str, Callable[..., Any]]:
+    """The VJP kernels as torch's own fused backward kernels (those PyTorch's autograd
+    runs): one launch each, where the formulas make two to four."""
+    aten = torch.ops.aten
+
+    def relu_backward(g: Any, out: Any) -> Any:
+        return aten.threshold_backward.default(g, out, 0)
+
+    def tanh_backward(g: Any, out: Any) -> Any:
+        return aten.tanh_backward.default(g, out)
+
+    def sigmoid_backward(g: Any, out: Any) -> Any:
+        return aten.sigmoid_backward.default(g, out)
+
+    # axis None: a 0-d tensor, whose one element torch's kernels find along dim 0
+    def softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
+        return torch._softmax_backward_data(g, out, axis or 0, out.dtype)
+
+    def log_softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
+        return torch._log_softmax_backward_data(g, out, axis or 0, out.dtype)
+
+    return {
+        f.__name__: f
+        for f in (
+            relu_backward,
+            tanh_backward,
+            sigmoid_backward,
+            softmax_backward,
+            log_softmax_backward,
+        )
+    }
+
+
 def _precision_note() -> str | None:
     flag = torch.backends.cuda.matmul.fp32_precision
     if flag == "tf32":
@@ -202,4 +236,5 @@ def load() -> Backend:
         tf32_overrides={k: precision_scoped(f, flags, "tf32") for k, f in products.items()},
         precision_note=_precision_note,
         foreach=_ForEach(),
+        vjp_kernels=_vjp_kernels(),
     )

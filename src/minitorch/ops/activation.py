@@ -28,9 +28,9 @@ def _relu(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _relu_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     (out,) = saved
-    # out is 0 at an inactive unit, else positive or nan: a where(), not a multiply by the
-    # mask, so a nan gradient at an inactive unit gives 0 and a nan input passes g (PyTorch)
-    return (xp.where(out != 0.0, g, 0.0),)
+    # g where out is not 0 (a where(), not a multiply by the mask: a nan gradient at an
+    # inactive unit gives 0, a nan input passes g, as PyTorch): one kernel on torch
+    return (xp.relu_backward(g, out),)
 
 
 relu = defop(
@@ -97,7 +97,7 @@ def _sigmoid(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _sigmoid_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     (out,) = saved
-    return (g * out * (1.0 - out),)
+    return (xp.sigmoid_backward(g, out),)  # g * out * (1 - out), one kernel on torch
 
 
 sigmoid = defop(
@@ -123,7 +123,7 @@ def _tanh(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _tanh_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     (out,) = saved
-    return (g * (1.0 - out * out),)
+    return (xp.tanh_backward(g, out),)  # g * (1 - out^2), one kernel on torch
 
 
 tanh = defop(

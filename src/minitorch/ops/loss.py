@@ -37,7 +37,7 @@ def _softmax_vjp(
     """J^T g = s * (g - sum(g * s))."""
     (out,) = saved
     ax = _one_axis(out, axis, "softmax")
-    return (out * (g - xp.sum(g * out, axis=ax, keepdims=True)),)
+    return (xp.softmax_backward(g, out, ax),)  # one kernel on torch
 
 
 SOFT = (
@@ -92,7 +92,7 @@ def _log_softmax_vjp(
     """J^T g = g - softmax * sum(g)."""
     (out,) = saved
     ax = _one_axis(out, axis, "log_softmax")
-    return (g - xp.exp(out) * xp.sum(g, axis=ax, keepdims=True),)
+    return (xp.log_softmax_backward(g, out, ax),)  # one kernel on torch
 
 
 log_softmax = defop(
