@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import importlib.util
 import threading
@@ -279,19 +280,8 @@ def make_backend(
         out[key] = value  # a new array: writing into it changes nothing of the caller's
         return out
 
-    def _fallback_kernel(name: str) -> Callable[..., Array]:
-        formula: Callable[..., Array] = _fallback.VJP_KERNELS[name]
-
-        def kernel(*args: Any) -> Array:
-            return formula(xp, *args)
-
-        kernel.__name__ = name
-        return kernel
-
-    kernels = {k: _fallback_kernel(k) for k in _fallback.VJP_KERNELS} | (vjp_kernels or {})
     xp = _namespace(
         xp_module,
-        **kernels,
         erf=erf or _erf,
         scatter_add=scatter_add or _scatter_add,
         setitem=setitem,
@@ -299,6 +289,8 @@ def make_backend(
         linalg=_fallback.linalg_namespace(xp_module),
         **(overrides or {}),
     )
+    for k, formula in _fallback.VJP_KERNELS.items():  # the library's kernel, or the formula
+        setattr(xp, k, (vjp_kernels or {}).get(k) or functools.partial(formula, xp))
     dtypes = {
         k: getattr(xp, k)
         for k in ("float32", "float64", "int32", "int64", "bool")
