@@ -280,6 +280,31 @@ def test_vjp_kernels_give_the_gradient_by_hand(backend: Any, impl: str) -> None:
         np.testing.assert_allclose(_host(backend, got), want, rtol=1e-13, atol=1e-15, err_msg=name)
 
 
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+def test_softmax_cross_entropy_kernel_by_hand(backend: Any, impl: str, index_dtype: str) -> None:
+    """``softmax_cross_entropy(x, t)``: each row's ``-log_softmax(x)[t]`` and the
+    gradient ``softmax(x) - one_hot(t)``, against float64 worked out by hand, with a
+    large offset (shifted first, no overflow) and a -inf logit (probability 0)."""
+    x = np.array(
+        [[2.0, -1.0, 0.5, 3.0], [1e4, 1e4 + 1.0, 1e4 - 2.0, 1e4], [0.0, -np.inf, 1.0, 2.0]]
+    )
+    t = np.array([3, 0, 2])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    want_nll = -np.log(p[np.arange(3), t])[:, None]
+    want_d = p - np.eye(4)[t]
+    xa, ta = _arr(backend, x), _arr(backend, t, index_dtype)
+    if impl == "backend":
+        nll, d = backend.xp.softmax_cross_entropy(xa, ta)
+    else:
+        nll, d = _fallback.softmax_cross_entropy(backend.xp, xa, ta)
+    assert nll.shape == (3, 1) and d.shape == (3, 4)
+    assert nll.dtype == d.dtype == backend.dtypes["float64"]
+    np.testing.assert_allclose(_host(backend, nll), want_nll, rtol=1e-13)
+    np.testing.assert_allclose(_host(backend, d), want_d, rtol=1e-13, atol=1e-16)
+
+
 def test_torch_vjp_kernels_are_one_kernel_each(backend: Any) -> None:
     """On torch each VJP kernel is the one fused kernel PyTorch's own autograd runs
     (``tanh_backward``, ...), not the two to four of the formula: the profiler sees
@@ -301,6 +326,12 @@ def test_torch_vjp_kernels_are_one_kernel_each(backend: Any) -> None:
             getattr(backend.xp, name)(ga, oa, *extra)
         ops = {e.key for e in prof.key_averages()}
         assert fused[name] in ops and "aten::mul" not in ops, (name, sorted(ops))
+    x = _arr(backend, np.arange(12.0).reshape(3, 4))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        backend.xp.softmax_cross_entropy(x, _arr(backend, np.array([3, 0, 2])))
+    ops = {e.key for e in prof.key_averages()}
+    assert {"aten::_log_softmax", "aten::gather", "aten::scatter_add_"} <= ops, sorted(ops)
+    assert not {"aten::take", "aten::index_select", "aten::eq"} & ops, sorted(ops)
 
 
 # ------------------------------------------------------------------ random numbers

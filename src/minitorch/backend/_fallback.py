@@ -121,8 +121,9 @@ def setitem(xp: Any, x: Array, key: Any, value: Array) -> Array:
 # ---------------------------------------------------------------- VJP kernels
 # The gradients of a few ops, as one function each, so that a library with a fused
 # kernel for them (torch's aten ``tanh_backward``, ...) makes one launch where these make
-# two to four. Each takes the output's gradient ``g`` and the op's output ``out``; the
-# differentiable namespace runs these very formulas on graph Tensors (create_graph).
+# two to four. Each takes the output's gradient ``g`` and the op's output ``out`` (and
+# softmax_cross_entropy, the logits and targets: it gives the loss and its gradient);
+# the differentiable namespace runs these very formulas on graph Tensors (create_graph).
 
 
 def relu_backward(xp: Any, g: Array, out: Array) -> Array:
@@ -152,6 +153,21 @@ def log_softmax_backward(xp: Any, g: Array, out: Array, axis: int | None) -> Arr
     return g - xp.exp(out) * xp.sum(g, axis=axis, keepdims=True)
 
 
+def softmax_cross_entropy(xp: Any, x: Array, t: Array) -> tuple[Array, Array]:
+    """Row losses ``-log_softmax(x)[i, t[i]]`` as ``(n, 1)``, and their gradient
+    ``softmax(x) - one_hot(t)``, for logits ``x`` of shape ``(n, c)``, ``n, c > 0``, and
+    class indices ``t`` of shape ``(n,)``, every one in ``[0, c)``."""
+    n, c = x.shape
+    s = x - xp.max(x, axis=1, keepdims=True)  # a shift that keeps exp finite
+    e = xp.exp(s)
+    z = xp.sum(e, axis=1, keepdims=True)
+    q = xp.astype(xp.reshape(t, (n, 1)) == xp.arange(c, dtype=t.dtype, device=t.device), x.dtype)
+    # s[i, t_i], taken rather than summed from s * q: s may hold -inf, and -inf * 0 is nan
+    rows = xp.arange(0, n * c, c, dtype=t.dtype, device=t.device) + t
+    nll = xp.log(z) - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
+    return nll, e / z - q
+
+
 #: the VJP kernels every backend's namespace has (its library's, or these formulas)
 VJP_KERNELS: dict[str, Any] = {
     "relu_backward": relu_backward,
@@ -159,6 +175,7 @@ VJP_KERNELS: dict[str, Any] = {
     "sigmoid_backward": sigmoid_backward,
     "softmax_backward": softmax_backward,
     "log_softmax_backward": log_softmax_backward,
+    "softmax_cross_entropy": softmax_cross_entropy,
 }
 
 

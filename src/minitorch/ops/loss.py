@@ -169,6 +169,16 @@ def _cross_entropy(
     n = x.shape[0]
     w = weight if weight is None or weight.dtype == x.dtype else xp.astype(weight, x.dtype)
     eps = label_smoothing
+    if not soft:
+        t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
+        kept_1d = _kept_targets(xp, t, c, ignore_index)
+        if kept_1d is None and w is None and not eps and n and c:
+            # the usual case: every target a class, no weight, no smoothing. The backend's
+            # kernel gives each row's loss and its gradient (one fused pass on torch)
+            nll, d = xp.softmax_cross_entropy(x, t)
+            out = _reduced(xp, xp.reshape(nll, (n,)), n, reduction, logits)
+            # no q saved: under create_graph the VJP makes the one-hot targets itself
+            return out, (logits, targets, None, None, None, n, None, d)
     s = _shifted(xp, x, 1)
     e = xp.exp(s)
     z = xp.sum(e, axis=1, keepdims=True)
@@ -187,12 +197,10 @@ def _cross_entropy(
         # q depends on the targets, which may require grad: the VJP recomputes it
         saved: tuple[Any, ...] = (logits, targets, w, None, None, denom, None)
     else:
-        t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
-        kept_1d = _kept_targets(xp, t, c, ignore_index)
         # kept: None where every target counts, else which rows do (n, 1)
         kept = None if kept_1d is None else xp.reshape(kept_1d, (n, 1))
         t_safe = t if kept_1d is None else xp.where(kept_1d, t, 0)  # a class for every row
-        is_target = xp.reshape(t, (n, 1)) == xp.arange(c, dtype=t.dtype, device=t.device)
+        is_target = _is_target(xp, t, c)
         if kept is not None and 0 <= ignore_index < c:
             is_target = xp.logical_and(is_target, kept)
         q = xp.astype(is_target, x.dtype)
@@ -228,20 +236,30 @@ def _cross_entropy(
         # the class targets are kept only to be shown (a graph's "input 1" box): the
         # VJP tells them from probability targets by q, which only they save
         saved = (logits, targets, w, q, rq, denom, kept)
-    if reduction == "mean" and hasattr(denom, "shape"):
-        # no weight kept (every target ignored): nan, as PyTorch, without the 0 / 0
-        out = xp.sum(losses) / xp.where(denom == 0, math.nan, denom)
-    elif reduction == "mean":
-        out = xp.sum(losses) / denom if denom else xp.sum(losses) * float("nan")
-    elif reduction == "sum":
-        out = xp.sum(losses)
-    else:
-        out = losses if logits.ndim == 2 else xp.reshape(losses, ())
+    out = _reduced(xp, losses, denom, reduction, logits)
     # saved[7], the gradient of each row's loss, is *derived*: with create_graph the
     # engine passes None and the VJP recomputes it from the logits, differentiably
     # (no classes: nothing to divide, and 0 / 0 would warn)
     p = e if not c else e / z if rq is None else e * (rq / z)
     return out, (*saved, p - q)
+
+
+def _reduced(xp: Any, losses: Any, denom: Any, reduction: str, logits: Any) -> Any:
+    """The per-row ``losses`` reduced as ``reduction`` says (a mean divides by
+    ``denom``: a count, or an array of summed weights)."""
+    if reduction == "mean" and hasattr(denom, "shape"):
+        # no weight kept (every target ignored): nan, as PyTorch, without the 0 / 0
+        return xp.sum(losses) / xp.where(denom == 0, math.nan, denom)
+    if reduction == "mean":
+        return xp.sum(losses) / denom if denom else xp.sum(losses) * float("nan")
+    if reduction == "sum":
+        return xp.sum(losses)
+    return losses if logits.ndim == 2 else xp.reshape(losses, ())
+
+
+def _is_target(xp: Any, t: Any, c: int) -> Any:
+    """``(n, c)`` booleans: whether class ``j`` is row ``i``'s target ``t[i]``."""
+    return xp.reshape(t, (t.shape[0], 1)) == xp.arange(c, dtype=t.dtype, device=t.device)
 
 
 def _check_cross_entropy(
@@ -336,7 +354,8 @@ def _cross_entropy_vjp(
     distribution q (scaled by g, and 1/denominator for mean); for probability targets,
     d loss_i / d targets_i = -(1 - label_smoothing) * weight * log_softmax(logits_i)."""
     logits, targets, w, q, rq, denom, kept, d = saved
-    soft = q is None  # probability targets (they may need a gradient)
+    # probability targets (they may need a gradient), or class indices
+    soft = xp.isdtype(targets.dtype, "real floating")
     x = logits if logits.ndim == 2 else xp.reshape(logits, (1, logits.shape[0]))
     if reduction == "none":
         g = xp.reshape(g, (x.shape[0], 1))
@@ -357,6 +376,9 @@ def _cross_entropy_vjp(
             if soft:
                 q = _soft_targets(xp, targets, w, label_smoothing, x)
                 rq = xp.sum(q, axis=1, keepdims=True)
+            elif q is None:  # the backend's kernel made the loss: the one-hot targets
+                t = targets if targets.ndim == 1 else xp.reshape(targets, (x.shape[0],))
+                q = xp.astype(_is_target(xp, t, x.shape[1]), x.dtype)
             p = _softmax(xp, x, 1)[0]
             d = (p if rq is None else p * rq) - q
         gx = d * g if x is logits else xp.reshape(d * g, logits.shape)
