@@ -290,7 +290,8 @@ def make_backend(
         **(overrides or {}),
     )
     for k, formula in _fallback.VJP_KERNELS.items():  # the library's kernel, or the formula
-        setattr(xp, k, (vjp_kernels or {}).get(k) or functools.partial(formula, xp))
+        fallback = functools.update_wrapper(functools.partial(formula, xp), formula)
+        setattr(xp, k, (vjp_kernels or {}).get(k) or fallback)
     dtypes = {
         k: getattr(xp, k)
         for k in ("float32", "float64", "int32", "int64", "bool")
