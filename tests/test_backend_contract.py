@@ -520,6 +520,11 @@ def test_torch_hands_one_dtype_to_torch_itself(
     np.testing.assert_array_equal(_host(backend, xp.matmul(x, x)), [[-5, -10], [15, 10]])
     with pytest.raises(AssertionError, match="promotion was called"):
         xp.maximum(x, _arr(backend, np.asarray(0.0), "float64"))  # the wrapper promotes
+    # the 0-d tensors made for Python scalars are made once per value: -0.0 is not 0.0
+    for _ in range(2):
+        assert np.signbit(_host(backend, xp.copysign(x, -0.0))).all()
+        assert not np.signbit(_host(backend, xp.copysign(x, 0.0))).any()
+        assert np.isnan(_host(backend, xp.maximum(x, float("nan")))).all()
     # matrix_transpose is the view .mT, without the wrapper's two calls
     cube = _arr(backend, np.arange(24.0).reshape(2, 3, 4), "float32")
     t = xp.matrix_transpose(cube)

@@ -107,6 +107,23 @@ def _scalar_dtype(s: Any, t: Any) -> Any:
     return xp.result_type(s, t)
 
 
+#: (repr of a Python scalar, dtype) -> that 0-d CPU tensor, made once: torch.asarray
+#: costs more than the kernel it feeds (``relu`` is ``maximum(x, 0.0)``). The key is the
+#: repr so that -0.0 and 0.0 differ and nan is found; torch's functions never write
+#: into these arguments
+_SCALAR_TENSORS: dict[tuple[str, Any], Any] = {}
+
+
+def _scalar_tensor(v: Any, dtype: Any) -> Any:
+    key = (repr(v), dtype)
+    t = _SCALAR_TENSORS.get(key)
+    if t is None:
+        if len(_SCALAR_TENSORS) >= 256:  # e.g. a learning rate that changes every step
+            _SCALAR_TENSORS.clear()
+        t = _SCALAR_TENSORS[key] = torch.asarray(v, dtype=dtype, device="cpu")
+    return t
+
+
 def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn(x1, x2)``, an array-api-compat wrapper of a two-argument torch function,
     with a Python scalar made a 0-d CPU tensor (torch reads it on the host as a kernel
@@ -120,9 +137,9 @@ def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
         if type(x1) in _PY_SCALARS and isinstance(x2, _Tensor):
-            x1 = torch.asarray(x1, dtype=_scalar_dtype(x1, x2))
+            x1 = _scalar_tensor(x1, _scalar_dtype(x1, x2))
         elif type(x2) in _PY_SCALARS and isinstance(x1, _Tensor):
-            x2 = torch.asarray(x2, dtype=_scalar_dtype(x2, x1))
+            x2 = _scalar_tensor(x2, _scalar_dtype(x2, x1))
         if type(x1) is _Tensor and type(x2) is _Tensor and x1.dtype == x2.dtype:
             return raw(x1, x2, **kwargs)
         return fn(x1, x2, **kwargs)
