@@ -179,6 +179,25 @@ def test_scatter_add_repeated_indices_accumulate(backend: Any, impl: str) -> Non
     np.testing.assert_array_equal(_host(backend, out32), _scatter_expected_1d().astype(np.float32))
 
 
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+def test_scatter_add_with_uint8_indices_into_more_than_256_rows(backend: Any, impl: str) -> None:
+    """uint8 indices into 300 rows: row 256 gets nothing from index 0 (the fallback's
+    one-hot slots were made in the indices' dtype, and wrapped)."""
+    xp = backend.xp
+    index = backend.from_numpy(
+        np.array([255, 0, 255, 10], dtype=np.uint8), xp.uint8, backend.device
+    )
+    values = _arr(backend, np.arange(1.0, 5.0))
+    out = (
+        xp.scatter_add(300, index, values)
+        if impl == "backend"
+        else _fallback.scatter_add(xp, 300, index, values)
+    )
+    want = np.zeros(300)
+    np.add.at(want, [255, 0, 255, 10], np.arange(1.0, 5.0))
+    np.testing.assert_array_equal(_host(backend, out), want)
+
+
 # ------------------------------------------------------------------ erf
 
 
@@ -278,6 +297,15 @@ def test_vjp_kernels_give_the_gradient_by_hand(backend: Any, impl: str) -> None:
         assert got.dtype == backend.dtypes["float64"] and got.shape == g.shape, name
         assert str(got.device) == str(backend.device), name
         np.testing.assert_allclose(_host(backend, got), want, rtol=1e-13, atol=1e-15, err_msg=name)
+        # a float32 output with a float64 gradient (a float32 softmax times a float64
+        # tensor): the gradient promotes, as the formula's arithmetic does
+        o32 = _arr(backend, out, "float32")
+        if impl == "backend":
+            mixed = getattr(backend.xp, name)(ga, o32, *extra)
+        else:
+            mixed = _fallback.VJP_KERNELS[name](backend.xp, ga, o32, *extra)
+        assert mixed.dtype == backend.dtypes["float64"], name
+        np.testing.assert_allclose(_host(backend, mixed), want, rtol=1e-6, atol=1e-7, err_msg=name)
 
 
 @pytest.mark.parametrize("impl", ["backend", "fallback"])
@@ -520,10 +548,12 @@ def test_torch_hands_one_dtype_to_torch_itself(
     np.testing.assert_array_equal(_host(backend, xp.matmul(x, x)), [[-5, -10], [15, 10]])
     with pytest.raises(AssertionError, match="promotion was called"):
         xp.maximum(x, _arr(backend, np.asarray(0.0), "float64"))  # the wrapper promotes
-    # the 0-d tensors made for Python scalars are made once per value: -0.0 is not 0.0
+    # a Python scalar keeps its sign as a 0-d tensor, that of a zero and of a nan too
     for _ in range(2):
         assert np.signbit(_host(backend, xp.copysign(x, -0.0))).all()
         assert not np.signbit(_host(backend, xp.copysign(x, 0.0))).any()
+        assert np.signbit(_host(backend, xp.copysign(x, -math.nan))).all()
+        assert not np.signbit(_host(backend, xp.copysign(x, math.nan))).any()
         assert np.isnan(_host(backend, xp.maximum(x, float("nan")))).all()
     # matrix_transpose is the view .mT, without the wrapper's two calls
     cube = _arr(backend, np.arange(24.0).reshape(2, 3, 4), "float32")

@@ -18,11 +18,13 @@ import array_api_compat.torch as xp
 import numpy as np
 import torch
 
-from . import Backend, contiguous, make_backend, resolve_device
+from . import Backend, _fallback, contiguous, make_backend, resolve_device
 
 
 def _scatter_add(n: int, index: Any, values: Any) -> Any:
     out = torch.zeros((n, *values.shape[1:]), dtype=values.dtype, device=values.device)
+    if index.dtype not in (torch.int32, torch.int64):  # index_add_ takes no uint8
+        index = index.to(torch.int64)
     return out.index_add_(0, index, values)
 
 
@@ -107,21 +109,10 @@ def _scalar_dtype(s: Any, t: Any) -> Any:
     return xp.result_type(s, t)
 
 
-#: (repr of a Python scalar, dtype) -> that 0-d CPU tensor, made once: torch.asarray
-#: costs more than the kernel it feeds (``relu`` is ``maximum(x, 0.0)``). The key is the
-#: repr so that -0.0 and 0.0 differ and nan is found; torch's functions never write
-#: into these arguments
-_SCALAR_TENSORS: dict[tuple[str, Any], Any] = {}
-
-
 def _scalar_tensor(v: Any, dtype: Any) -> Any:
-    key = (repr(v), dtype)
-    t = _SCALAR_TENSORS.get(key)
-    if t is None:
-        if len(_SCALAR_TENSORS) >= 256:  # e.g. a learning rate that changes every step
-            _SCALAR_TENSORS.clear()
-        t = _SCALAR_TENSORS[key] = torch.asarray(v, dtype=dtype, device="cpu")
-    return t
+    """``v`` as a 0-d CPU tensor of ``dtype`` (``torch.scalar_tensor``: half the cost of
+    ``torch.asarray``, which costs more than the kernel it feeds on a small tensor)."""
+    return torch.scalar_tensor(v, dtype=dtype, device="cpu")
 
 
 def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -181,13 +172,13 @@ class _ForEach:
 
     def __getattr__(self, name: str) -> Any:
         """``add``, ``sub``, ``mul``, ``div``, ``maximum`` (of two lists, or of a list
-        and a number), ``sqrt`` and ``sub_`` (in place): ``torch._foreach_<name>``."""
+        and a number) and ``sqrt``: ``torch._foreach_<name>``."""
         if name not in _FOREACH:
             raise AttributeError(f"the torch backend's foreach has no {name!r}")
         return getattr(torch, f"_foreach_{name}")
 
 
-_FOREACH = frozenset({"add", "sub", "mul", "div", "maximum", "sqrt", "sub_"})
+_FOREACH = frozenset({"add", "sub", "mul", "div", "maximum", "sqrt"})
 
 
 def _vjp_kernels() -> dict[str, Callable[..., Any]]:
@@ -204,11 +195,17 @@ def _vjp_kernels() -> dict[str, Callable[..., Any]]:
     def sigmoid_backward(g: Any, out: Any) -> Any:
         return aten.sigmoid_backward.default(g, out)
 
-    # axis None: a 0-d tensor, whose one element torch's kernels find along dim 0
+    # axis None: a 0-d tensor, whose one element torch's kernels find along dim 0. These
+    # two kernels take one dtype: a gradient of a wider one (float32 softmax times a
+    # float64 tensor) goes through the formula, which promotes
     def softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
+        if g.dtype != out.dtype:
+            return _fallback.softmax_backward(xp, g, out, axis)
         return torch._softmax_backward_data(g, out, axis or 0, out.dtype)
 
     def log_softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
+        if g.dtype != out.dtype:
+            return _fallback.log_softmax_backward(xp, g, out, axis)
         return torch._log_softmax_backward_data(g, out, axis or 0, out.dtype)
 
     def softmax_cross_entropy(x: Any, t: Any) -> tuple[Any, Any]:
