@@ -266,30 +266,21 @@ class SGD(Optimizer):
     def _step(self, scratch: bool) -> None:
         lr = self.lr
         plain = not (self.weight_decay or self.momentum) and type(lr) in (float, int)
-        # a backend's foreach -> the parameters it updates together (in place), their
-        # arrays and their gradients
+        # a backend's foreach -> the parameters it updates together, their arrays and
+        # their gradients (new arrays: an alias of a parameter's array that a reference
+        # count cannot see, torch's detach(), must keep its values)
         together: dict[Any, tuple[list[Tensor], list[Any], list[Any]]] = {}
         for i, p in enumerate(self.params):
             g = p.grad
             if g is None:
                 continue
             fe = p._backend.foreach
-            if fe is not None and plain:
-                data = p.data
-                # in place only where nothing else sees the buffer (as below), and where
-                # lr * g keeps the parameter's dtype
-                if (
-                    sys.getrefcount(data) <= 3
-                    and fe.takes(data, g)
-                    and p._backend.owns(data)
-                    and g.dtype == data.dtype
-                ):
-                    ps, ys, xs = together.setdefault(fe, ([], [], []))
-                    ps.append(p)
-                    ys.append(data)
-                    xs.append(g)
-                    continue
-                del data
+            if fe is not None and plain and fe.takes(p.data, g) and g.dtype == p.data.dtype:
+                ps, ys, xs = together.setdefault(fe, ([], [], []))
+                ps.append(p)
+                ys.append(p.data)
+                xs.append(g)
+                continue
             if self.weight_decay or self.momentum:
                 step = lr * self._direction(i, p, g)
             elif (
@@ -315,8 +306,8 @@ class SGD(Optimizer):
                 p.data = _updated(data - step, data, p._backend)
             p._version += 1
         for fe, (ps, ys, xs) in together.items():
-            fe.sub_(ys, fe.mul(xs, lr))  # two launches for all of them
-            for p in ps:
+            for p, new in zip(ps, fe.sub(ys, fe.mul(xs, lr)), strict=True):  # 2 launches
+                p.data = new
                 p._version += 1
 
     def _direction(self, i: int, p: Tensor, g: Any) -> Any:
@@ -423,7 +414,7 @@ class Adam(Optimizer):
                 together.setdefault((fe, t), []).append(i)
                 continue
             # PyTorch's _single_tensor_adam, in its order of operations (_together does
-            # the same on lists: a test checks that both give the same bits)
+            # the same on lists: a test checks that both give the same bits on the CPU)
             if wd != 0:
                 if self._decoupled:
                     data = data * (1 - lr * wd)

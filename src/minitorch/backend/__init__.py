@@ -101,12 +101,14 @@ class Backend:
     precision_note: Callable[[], str | None] = lambda: None
     #: the library's multi-tensor arithmetic (torch's ``_foreach_*``): ``add``, ``sub``,
     #: ``mul``, ``div`` and ``maximum`` of two lists of arrays, or of a list and a
-    #: number; ``sqrt`` of a list; ``sub_(ys, xs)``, ``y -= x`` in place; and
-    #: ``takes(x, g)``, whether it pays for a parameter's array and its gradient. Each
-    #: result holds the values of the same operation on one array alone, and a list
-    #: operation is one launch on a GPU, whatever the length of the list: the optimizers
-    #: update the parameters it takes with it (as torch.optim's foreach path). None: the
-    #: library has none, and the optimizers go one array at a time.
+    #: number; ``sqrt`` of a list; and ``takes(x, g)``, whether it pays for a
+    #: parameter's array and its gradient (new arrays, never in place). Each result
+    #: holds the values of the same operation on one array alone (but for the last bit
+    #: of a division by a number on CUDA, where torch's list kernel takes the
+    #: reciprocal in double: as between torch.optim's foreach and single-tensor Adam),
+    #: and a list operation is one launch on a GPU, whatever the length of the list:
+    #: the optimizers update the parameters it takes with it (as torch.optim's foreach
+    #: path). None: the library has none, and the optimizers go one array at a time.
     foreach: Any = None
 
     @property
