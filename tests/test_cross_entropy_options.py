@@ -410,3 +410,27 @@ def test_graph_names_the_options_given(backend: Any) -> None:
     )
     label = "cross_entropy(reduction=mean, ignore_index=1, label_smoothing=0.1)\\n"
     assert label in viz.to_dot(smoothed)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("classes", [10, 300])
+def test_narrow_integer_targets_do_not_wrap(backend: Any, dtype: str, classes: int) -> None:
+    """uint8 targets over 40 rows of 10 classes (offsets past 255), and over 300 classes
+    (class numbers past 255): the loss and gradient of int64 targets, on the usual path
+    and with class weights, against PyTorch (the offsets and class numbers were made in
+    the targets' own dtype, and wrapped)."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.0, 2.0, (40, classes))
+    t = rng.integers(0, min(classes, 256), 40)
+    w = rng.uniform(0.5, 2.0, classes)
+    for weight in (None, w):
+        xt = torch_f64(x, requires_grad=True)
+        want = F.cross_entropy(xt, torch.tensor(t), None if weight is None else torch_f64(weight))
+        want.backward()
+        logits = tensor_f64(x, minitorch.get_backend(), requires_grad=True)
+        targets = minitorch.tensor(t.astype(dtype))
+        kw = {} if weight is None else {"weight": minitorch.tensor(weight)}
+        loss = minitorch.cross_entropy(logits, targets, **kw)
+        loss.backward()
+        _same(float(loss), want, f"{dtype} loss")
+        _same(backend.to_numpy(logits.grad), xt.grad, f"{dtype} gradient")

@@ -199,5 +199,16 @@ def test_the_vjp_kernels_are_the_formulas_on_graph_tensors(backend: Any) -> None
     got = xp.softmax_backward(_t(X, backend), s, 1)
     sn = s.numpy()
     assert_close(got, sn * (X - (X * sn).sum(axis=1, keepdims=True)), rtol=1e-14, atol=1e-16)
-    for name in ("relu_backward", "sigmoid_backward", "log_softmax_backward"):
-        assert callable(getattr(xp, name))
+    relu = np.maximum(Y, 0.0)
+    sig = 1.0 / (1.0 + np.exp(-Y))
+    log_s = np.log(sn)
+    for got, want in (
+        (xp.relu_backward(_t(X, backend), _t(relu, backend)), np.where(relu != 0, X, 0.0)),
+        (xp.sigmoid_backward(_t(X, backend), _t(sig, backend)), X * sig * (1.0 - sig)),
+        (
+            xp.log_softmax_backward(_t(X, backend), _t(log_s, backend), 1),
+            X - sn * X.sum(axis=1, keepdims=True),
+        ),
+    ):
+        assert isinstance(got, minitorch.Tensor)
+        assert_close(got, want, rtol=1e-13, atol=1e-15)

@@ -105,7 +105,8 @@ def scatter_add(xp: Any, n: int, index: Array, values: Array) -> Array:
     m = index.shape[0]
     rest = tuple(values.shape[1:])
     flat = xp.reshape(values, (m, math.prod(rest)))
-    slots = xp.arange(n, dtype=index.dtype, device=index.device)
+    # at least int32: uint8 indices into more than 256 rows must not wrap
+    slots = xp.arange(n, dtype=xp.result_type(index.dtype, xp.int32), device=index.device)
     onehot = xp.astype(xp.expand_dims(index, axis=1) == slots, values.dtype)
     out = xp.matmul(xp.permute_dims(onehot, (1, 0)), flat)
     return xp.reshape(out, (n, *rest))
@@ -161,9 +162,10 @@ def softmax_cross_entropy(xp: Any, x: Array, t: Array) -> tuple[Array, Array]:
     s = x - xp.max(x, axis=1, keepdims=True)  # a shift that keeps exp finite
     e = xp.exp(s)
     z = xp.sum(e, axis=1, keepdims=True)
-    q = xp.astype(xp.reshape(t, (n, 1)) == xp.arange(c, dtype=t.dtype, device=t.device), x.dtype)
+    wide = xp.result_type(t.dtype, xp.int32)  # uint8 targets: no wrap past 255
+    q = xp.astype(xp.reshape(t, (n, 1)) == xp.arange(c, dtype=wide, device=t.device), x.dtype)
     # s[i, t_i], taken rather than summed from s * q: s may hold -inf, and -inf * 0 is nan
-    rows = xp.arange(0, n * c, c, dtype=t.dtype, device=t.device) + t
+    rows = xp.arange(0, n * c, c, dtype=wide, device=t.device) + t
     nll = xp.log(z) - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
     return nll, e / z - q
 

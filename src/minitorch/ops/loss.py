@@ -206,7 +206,7 @@ def _cross_entropy(
         q = xp.astype(is_target, x.dtype)
         # s[i, t_i], taken rather than summed from s * q: s may hold -inf, and -inf * 0
         # is nan
-        rows = xp.arange(0, n * c, c, dtype=t.dtype, device=t.device) + t_safe
+        rows = xp.arange(0, n * c, c, dtype=_wide(xp, t), device=t.device) + t_safe
         nll = log_z - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
         if w is None:
             rq = None if kept is None else xp.astype(kept, x.dtype)
@@ -259,7 +259,14 @@ def _reduced(xp: Any, losses: Any, denom: Any, reduction: str, logits: Any) -> A
 
 def _is_target(xp: Any, t: Any, c: int) -> Any:
     """``(n, c)`` booleans: whether class ``j`` is row ``i``'s target ``t[i]``."""
-    return xp.reshape(t, (t.shape[0], 1)) == xp.arange(c, dtype=t.dtype, device=t.device)
+    classes = xp.arange(c, dtype=_wide(xp, t), device=t.device)
+    return xp.reshape(t, (t.shape[0], 1)) == classes
+
+
+def _wide(xp: Any, t: Any) -> Any:
+    """An integer dtype for indices derived from ``t``'s (class numbers, flat offsets):
+    at least int32, so that uint8 targets over 256 classes or rows do not wrap."""
+    return xp.result_type(t.dtype, xp.int32)
 
 
 def _check_cross_entropy(
