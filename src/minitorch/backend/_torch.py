@@ -127,10 +127,13 @@ def cpu_scalars(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def run(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-        if type(x1) in _PY_SCALARS and isinstance(x2, _Tensor):
-            x1 = _scalar_tensor(x1, _scalar_dtype(x1, x2))
-        elif type(x2) in _PY_SCALARS and isinstance(x1, _Tensor):
-            x2 = _scalar_tensor(x2, _scalar_dtype(x2, x1))
+        try:
+            if type(x1) in _PY_SCALARS and isinstance(x2, _Tensor):
+                x1 = _scalar_tensor(x1, _scalar_dtype(x1, x2))
+            elif type(x2) in _PY_SCALARS and isinstance(x1, _Tensor):
+                x2 = _scalar_tensor(x2, _scalar_dtype(x2, x1))
+        except RuntimeError:  # an int the tensor's dtype cannot hold: the wrapper's way
+            return fn(x1, x2, **kwargs)
         if type(x1) is _Tensor and type(x2) is _Tensor and x1.dtype == x2.dtype:
             return raw(x1, x2, **kwargs)
         return fn(x1, x2, **kwargs)
