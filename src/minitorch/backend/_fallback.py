@@ -154,20 +154,35 @@ def log_softmax_backward(xp: Any, g: Array, out: Array, axis: int | None) -> Arr
     return g - xp.exp(out) * xp.sum(g, axis=axis, keepdims=True)
 
 
+def is_target(xp: Any, t: Array, c: int) -> Array:
+    """``(n, c)`` booleans: whether class ``j`` is row ``i``'s target ``t[i]``."""
+    classes = xp.arange(c, dtype=_wide(xp, t), device=t.device)
+    return xp.reshape(t, (t.shape[0], 1)) == classes
+
+
+def at_targets(xp: Any, s: Array, t: Array) -> Array:
+    """``s[i, t[i]]`` as ``(n, 1)``, taken rather than summed from ``s * one_hot(t)``:
+    ``s`` may hold -inf, and -inf * 0 is nan."""
+    n, c = s.shape
+    rows = xp.arange(0, n * c, c, dtype=_wide(xp, t), device=t.device) + t
+    return xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
+
+
+def _wide(xp: Any, t: Array) -> Any:
+    """An integer dtype for indices derived from ``t``'s (class numbers, flat offsets):
+    at least int32, so that uint8 targets over 256 classes or rows do not wrap."""
+    return xp.result_type(t.dtype, xp.int32)
+
+
 def softmax_cross_entropy(xp: Any, x: Array, t: Array) -> tuple[Array, Array]:
     """Row losses ``-log_softmax(x)[i, t[i]]`` as ``(n, 1)``, and their gradient
     ``softmax(x) - one_hot(t)``, for logits ``x`` of shape ``(n, c)``, ``n, c > 0``, and
     class indices ``t`` of shape ``(n,)``, every one in ``[0, c)``."""
-    n, c = x.shape
     s = x - xp.max(x, axis=1, keepdims=True)  # a shift that keeps exp finite
     e = xp.exp(s)
     z = xp.sum(e, axis=1, keepdims=True)
-    wide = xp.result_type(t.dtype, xp.int32)  # uint8 targets: no wrap past 255
-    q = xp.astype(xp.reshape(t, (n, 1)) == xp.arange(c, dtype=wide, device=t.device), x.dtype)
-    # s[i, t_i], taken rather than summed from s * q: s may hold -inf, and -inf * 0 is nan
-    rows = xp.arange(0, n * c, c, dtype=wide, device=t.device) + t
-    nll = xp.log(z) - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
-    return nll, e / z - q
+    q = xp.astype(is_target(xp, t, x.shape[1]), x.dtype)
+    return xp.log(z) - at_targets(xp, s, t), e / z - q
 
 
 #: the VJP kernels every backend's namespace has (its library's, or these formulas)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import as_array, get_backend
+from ..backend._fallback import at_targets, is_target
 from ..creation import Generator, host_rng
 from ..errors import OpError
 from ..tensor import Tensor, describe
@@ -200,14 +201,11 @@ def _cross_entropy(
         # kept: None where every target counts, else which rows do (n, 1)
         kept = None if kept_1d is None else xp.reshape(kept_1d, (n, 1))
         t_safe = t if kept_1d is None else xp.where(kept_1d, t, 0)  # a class for every row
-        is_target = _is_target(xp, t, c)
+        chosen = is_target(xp, t, c)
         if kept is not None and 0 <= ignore_index < c:
-            is_target = xp.logical_and(is_target, kept)
-        q = xp.astype(is_target, x.dtype)
-        # s[i, t_i], taken rather than summed from s * q: s may hold -inf, and -inf * 0
-        # is nan
-        rows = xp.arange(0, n * c, c, dtype=_wide(xp, t), device=t.device) + t_safe
-        nll = log_z - xp.reshape(xp.take(xp.reshape(s, (-1,)), rows, axis=0), (n, 1))
+            chosen = xp.logical_and(chosen, kept)
+        q = xp.astype(chosen, x.dtype)
+        nll = log_z - at_targets(xp, s, t_safe)
         if w is None:
             rq = None if kept is None else xp.astype(kept, x.dtype)
             # the count of kept rows, on the device (as PyTorch: no host read)
@@ -255,18 +253,6 @@ def _reduced(xp: Any, losses: Any, denom: Any, reduction: str, logits: Any) -> A
     if reduction == "sum":
         return xp.sum(losses)
     return losses if logits.ndim == 2 else xp.reshape(losses, ())
-
-
-def _is_target(xp: Any, t: Any, c: int) -> Any:
-    """``(n, c)`` booleans: whether class ``j`` is row ``i``'s target ``t[i]``."""
-    classes = xp.arange(c, dtype=_wide(xp, t), device=t.device)
-    return xp.reshape(t, (t.shape[0], 1)) == classes
-
-
-def _wide(xp: Any, t: Any) -> Any:
-    """An integer dtype for indices derived from ``t``'s (class numbers, flat offsets):
-    at least int32, so that uint8 targets over 256 classes or rows do not wrap."""
-    return xp.result_type(t.dtype, xp.int32)
 
 
 def _check_cross_entropy(
@@ -385,7 +371,7 @@ def _cross_entropy_vjp(
                 rq = xp.sum(q, axis=1, keepdims=True)
             elif q is None:  # the backend's kernel made the loss: the one-hot targets
                 t = targets if targets.ndim == 1 else xp.reshape(targets, (x.shape[0],))
-                q = xp.astype(_is_target(xp, t, x.shape[1]), x.dtype)
+                q = xp.astype(is_target(xp, t, x.shape[1]), x.dtype)
             p = _softmax(xp, x, 1)[0]
             d = (p if rq is None else p * rq) - q
         gx = d * g if x is logits else xp.reshape(d * g, logits.shape)
