@@ -275,7 +275,7 @@ class SGD(Optimizer):
             if g is None:
                 continue
             fe = p._backend.foreach
-            if fe is not None and plain and fe.takes(p.data, g) and g.dtype == p.data.dtype:
+            if fe is not None and plain and fe.takes(p.data, g):
                 ps, ys, xs = together.setdefault(fe, ([], [], []))
                 ps.append(p)
                 ys.append(p.data)
@@ -409,7 +409,7 @@ class Adam(Optimizer):
             steps[i] += 1
             t = steps[i]
             fe = p._backend.foreach
-            if fe is not None and numbers_ and fe.takes(data, g) and g.dtype == data.dtype:
+            if fe is not None and numbers_ and fe.takes(data, g):
                 exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
                 together.setdefault((fe, t), []).append(i)
                 continue

@@ -68,7 +68,8 @@ class Backend:
         The Array API namespace, extended with ``erf(x)``,
         ``scatter_add(n, index, values)``, ``setitem``, ``zeros_with`` and the VJP
         kernels (``relu_backward(g, out)``, ``tanh_backward``, ``sigmoid_backward``,
-        ``softmax_backward(g, out, axis)``, ``log_softmax_backward``).
+        ``softmax_backward(g, out, axis)``, ``log_softmax_backward``,
+        ``softmax_cross_entropy(x, t)``).
     dtype, device
         Defaults for new floating-point tensors. A device name without an index
         (``"cuda"``) is resolved to the library's current device (``cuda:0``) when the
@@ -100,15 +101,15 @@ class Backend:
     #: a line on the library's own global TF32 setting, for describe() (None: nothing)
     precision_note: Callable[[], str | None] = lambda: None
     #: the library's multi-tensor arithmetic (torch's ``_foreach_*``): ``add``, ``sub``,
-    #: ``mul``, ``div`` and ``maximum`` of two lists of arrays, or of a list and a
-    #: number; ``sqrt`` of a list; and ``takes(x, g)``, whether it pays for a
-    #: parameter's array and its gradient (new arrays, never in place). Each result
-    #: holds the values of the same operation on one array alone (but for the last bit
-    #: of a division by a number on CUDA, where torch's list kernel takes the
-    #: reciprocal in double: as between torch.optim's foreach and single-tensor Adam),
-    #: and a list operation is one launch on a GPU, whatever the length of the list:
-    #: the optimizers update the parameters it takes with it (as torch.optim's foreach
-    #: path). None: the library has none, and the optimizers go one array at a time.
+    #: ``mul``, ``div`` and ``maximum`` of two lists of arrays, or of a list and a number;
+    #: ``sqrt`` of a list; and ``takes(x, g)``, whether it pays for (and can update) a
+    #: parameter's array and its gradient (new arrays, never in place). Each result holds
+    #: the values of the same operation on one array alone (but for the last bit of a
+    #: division by a number on CUDA, where torch's list kernel takes the reciprocal in
+    #: double: as between torch.optim's foreach and single-tensor Adam), and a list
+    #: operation is one launch on a GPU, whatever the length of the list: the optimizers
+    #: update the parameters it takes with it (as torch.optim's foreach path). None: the
+    #: library has none, and the optimizers go one array at a time.
     foreach: Any = None
 
     @property

@@ -170,8 +170,15 @@ class _ForEach:
     @staticmethod
     def takes(x: Any, y: Any) -> bool:
         """Whether a parameter's array ``x`` and its gradient ``y`` are updated with
-        the others: CUDA tensors of torch's own (not a subclass, nor a stand-in)."""
-        return type(x) is _Tensor and type(y) is _Tensor and x.is_cuda and y.is_cuda
+        the others: CUDA tensors of torch's own (not a subclass, nor a stand-in), of
+        one dtype (then a Python number times ``y`` keeps ``x``'s dtype)."""
+        return (
+            type(x) is _Tensor
+            and type(y) is _Tensor
+            and x.is_cuda
+            and y.is_cuda
+            and x.dtype == y.dtype
+        )
 
     def __getattr__(self, name: str) -> Any:
         """``add``, ``sub``, ``mul``, ``div``, ``maximum`` (of two lists, or of a list
