@@ -10,6 +10,7 @@ the CuPy backend's functions run on NumPy (they take the library as an argument)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import importlib.util
 import itertools
@@ -28,7 +29,14 @@ import numpy as np
 import pytest
 
 import minitorch
-from minitorch.backend import BACKENDS, _cupy, device_name, resolve, resolve_device
+from minitorch.backend import (
+    BACKENDS,
+    _cupy,
+    device_name,
+    make_backend,
+    resolve,
+    resolve_device,
+)
 from minitorch.errors import BackendMismatchError
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -491,6 +499,48 @@ def test_cupy_native_functions_agree_with_the_compat_wrappers() -> None:
     with pytest.raises(ValueError):
         fns["reshape"](np.ones((4, 3)).T, (12,), copy=False)  # no view possible
     assert fns["isdtype"](x.dtype, "real floating") and not fns["isdtype"](x.dtype, "integral")
+
+
+def _copies_in_backward(be: Any, make: Any) -> int:
+    """How many arrays ``asarray(..., copy=True)`` copied while a backward stored the
+    leaves' gradients, on ``be`` with its namespace's ``asarray`` counted."""
+    copies = [0]
+    real = be.xp.asarray
+
+    def asarray(x: Any, /, **kwargs: Any) -> Any:
+        copies[0] += bool(kwargs.get("copy"))
+        return real(x, **kwargs)
+
+    xp = types.SimpleNamespace(**{**vars(be.xp), "asarray": asarray})
+    counted = dataclasses.replace(be, xp=xp)
+    x = minitorch.Tensor._make(np.ones((3, 2)), counted, None).requires_grad_()
+    make(x).backward()  # a one-element output: the seed is ones_like, no copy
+    return copies[0]
+
+
+@pytest.mark.backend_independent
+def test_leaf_gradients_are_copied_only_where_the_array_does_not_own_its_memory() -> None:
+    # CuPy sets .base on a view as NumPy does: its backend keeps a fresh gradient as it
+    # is (one copy kernel less per parameter and step) and copies a view; an immutable
+    # library's (JAX's) arrays are all kept
+    scope, _ = _scope()
+    fns = _cupy.native_functions(np, compat_numpy, scope)
+    cupy_like = make_backend(
+        "numpy", compat_numpy, np, device="cpu", owns=_cupy.owns, overrides=fns
+    )
+    fresh = lambda x: (x * 2.0).sum()  # mul's VJP makes a new array
+    view = lambda x: x.reshape((6,)).sum()  # reshape's VJP gives a view
+    assert _cupy.owns(np.zeros(3)) and not _cupy.owns(np.zeros(4)[1:])
+    assert _copies_in_backward(cupy_like, fresh) == 0
+    assert _copies_in_backward(cupy_like, view) == 1
+    mutable = make_backend("numpy", compat_numpy, np, device="cpu")  # owns not said: copy
+    assert _copies_in_backward(mutable, fresh) == 1
+    immutable = make_backend("numpy", compat_numpy, np, device="cpu", mutable=False)
+    assert _copies_in_backward(immutable, view) == 0
+    x = minitorch.Tensor._make(np.ones((3, 2)), cupy_like, None).requires_grad_()
+    view(x).backward()
+    np.testing.assert_array_equal(x.grad, np.ones((3, 2)))
+    assert x.grad.base is None  # the copy, not a view of the seed
 
 
 class _Linalg:

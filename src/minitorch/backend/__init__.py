@@ -92,6 +92,8 @@ class Backend:
     setitem: Callable[[Array, Any, Array], Array]
     parse_device: Callable[[Any], Any]
     dtypes: dict[str, Any]
+    #: whether an array may be stored as a leaf's ``.grad`` as it is: it owns its memory
+    #: (not a view; NumPy's ``.base``), or nobody can write into it (JAX); else a copy
     owns: Callable[[Array], bool]
     #: the floating-point dtypes as arrays report them (only these carry gradients)
     floating: tuple[Any, ...] = ()
@@ -243,7 +245,7 @@ def make_backend(
     from_numpy: Callable[[np.ndarray, Any, Any], Array] | None = None,
     setitem: Callable[[Array, Any, Array], Array] | None = None,
     parse_device: Callable[[Any], Any] | None = None,
-    owns: Callable[[Array], bool] = lambda x: False,
+    owns: Callable[[Array], bool] | None = None,
     overrides: dict[str, Callable[..., Any]] | None = None,
     tf32_overrides: dict[str, Callable[..., Any]] | None = None,
     precision_note: Callable[[], str | None] | None = None,
@@ -259,6 +261,8 @@ def make_backend(
     has no TF32 (a CPU library), and ``tf32=True`` is recorded and changes nothing.
     ``vjp_kernels`` are the library's fused kernels for some of the VJP kernels of
     ``_fallback.VJP_KERNELS`` (the same values, up to rounding, in one launch).
+    ``owns`` says whether an array owns its memory; without it, arrays of an immutable
+    library all may be kept as they are, and those of a mutable one are copied.
     """
     xp: Any = None  # filled below; the closures look it up at call time
 
@@ -315,12 +319,20 @@ def make_backend(
         setitem=setitem,
         parse_device=parse_device or (lambda d: d),
         dtypes=dtypes,
-        owns=owns,
+        owns=owns or (_never if mutable else _always),
         floating=_floating(xp, dtypes),
         tf32_xp=tf32_xp,
         precision_note=precision_note or (lambda: None),
         foreach=foreach,
     )
+
+
+def _never(x: Array) -> bool:
+    return False
+
+
+def _always(x: Array) -> bool:
+    return True
 
 
 def _floating(xp: Any, dtypes: dict[str, Any]) -> tuple[Any, ...]:

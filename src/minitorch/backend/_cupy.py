@@ -178,6 +178,13 @@ def _reshape_with(compat: Any) -> Callable[..., Any]:
     return reshape
 
 
+def owns(x: Any) -> bool:
+    """Whether ``x`` owns its memory: CuPy, like NumPy, sets ``.base`` on a view. A
+    leaf's gradient that does is stored as it is, not copied (one launch per parameter
+    and backward)."""
+    return x.base is None
+
+
 def _matrix_transpose(x: Any, /) -> Any:
     if x.ndim < 2:
         raise ValueError("x must be at least 2-dimensional for matrix_transpose")
@@ -258,6 +265,7 @@ def load() -> Backend:
         to_numpy=lambda x: cupy.asnumpy(x),
         from_numpy=from_numpy,
         parse_device=parse_device,
+        owns=owns,
         overrides={**native, **products(native, linalg, COMPUTE_TYPE_DEFAULT)},
         tf32_overrides=products(native, linalg, COMPUTE_TYPE_TF32) if tf32 else None,
     )
