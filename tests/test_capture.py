@@ -2625,3 +2625,49 @@ def test_the_cuda_graph_program_equals_eager_training_with_emulated_graphs(
     assert "= S" in step.source()[-1]  # the replay calls the graph runners
     # the stretch before the targets' guard hands its outputs to the next one uncopied
     assert any(not all(r.keep) for r in _EmulatedGraph.runners)
+
+
+@pytest.mark.parametrize("numpy_sgd_in_place", [True, False])
+@pytest.mark.parametrize("opt", ["sgd", "adamw"])
+def test_emulated_graphs_hand_minitorchs_optimizer_the_gradients_uncopied(
+    opt: str, numpy_sgd_in_place: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``opt.step()`` is the last reader of the gradients (``zero_grad()``
+    follows) and the optimizer is minitorch's own (it keeps no gradient array: SGD's
+    momentum starts from a copy), the step reads them in the graph's memory: nothing
+    is copied out but the loss, and training equals eager to the bit. With
+    ``zero_grad()`` first, the gradients outlive the replay in ``.grad`` and are
+    copied out, as they must be (the next launch rewrites the graph's memory). Without
+    NumPy's in-place SGD (CUDA has none), the step is the plain ``step()``."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture")
+    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    if not numpy_sgd_in_place:
+        monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
+    for zero_grad_first in (False, True):
+        _EmulatedGraph.runners = []
+        eager_ps, eager_opt, eager_first = _model("float64", opt)
+        ps, optimizer, first = _model("float64", opt)
+        eager = eager_first if zero_grad_first else _train(eager_ps, eager_opt)
+        raw = first if zero_grad_first else _train(ps, optimizer)
+        step = minitorch.capture(raw, optimizer=optimizer)
+        for x, y in _batches(20, 4, "float64"):
+            np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
+            _assert_same_params(ps, eager_ps)
+            for p, q in zip(ps, eager_ps, strict=True):
+                assert (p.grad is None) == (q.grad is None)
+                if p.grad is not None:
+                    np.testing.assert_array_equal(_host(p.grad), _host(q.grad))
+        assert step.stats["replays"] >= 18
+        # the runners of the program replayed (the first call records another one
+        # where zero_grad() comes first: the gradients are None before it)
+        copied = sum(sum(r.keep) for r in _EmulatedGraph.runners if r.launches >= 10)
+        source = step.source()[-1]
+        if zero_grad_first:
+            assert copied == 1 + len(ps)  # the loss and the gradients
+            assert "._grad = None" not in source
+        else:
+            assert copied == 1, source  # the loss
+            handed = "handed the gradients in the graph's memory" in source
+            assert handed == (not numpy_sgd_in_place or opt != "sgd"), source

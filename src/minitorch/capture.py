@@ -1116,6 +1116,7 @@ class _Program:
         result: Any,
         steps: list[Callable[[], Any]],
         scratch: list[Callable[[], Any] | None],
+        keeps_none: list[bool],
         copy: dict[int, Callable[[Any], Any]],
         graphs: Callable[..., Any] | None,
         inplace: bool,
@@ -1131,12 +1132,27 @@ class _Program:
         self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
         end = len(kept)
         last = _last_uses(kept, result, writes)
-        host_reads = {s for ins in kept if type(ins) is _Host for s in _instr_reads(ins)}
         # the slots the parameters hold at the end, without a write
         stay = {
             s
             for (d, g), (ds, gs) in zip(writes, at_end, strict=True)
             for s in ((ds,) if d is None else ()) + ((gs,) if g is None and gs is not None else ())
+        }
+        # optimizer steps of minitorch's own (they keep no gradient) that read their
+        # gradients last: on CUDA these take them in the graph's memory, uncopied
+        lends = {
+            i
+            for i, ins in enumerate(kept)
+            if graphs is not None
+            and type(ins) is _Host
+            and keeps_none[ins.opt]
+            and _last_reader_of_grads(ins, i, last, stay)
+        }
+        host_reads = {
+            s
+            for i, ins in enumerate(kept)
+            if type(ins) is _Host
+            for s in (_instr_reads(ins) if i not in lends else _data_reads(ins))
         }
         writable = _overwritable(kept, last, rec.values, result, writes) if inplace else None
         reuse = _reusable(kept, rec.values, writable) if writable else {}
@@ -1250,6 +1266,16 @@ class _Program:
                     lines.append(f"{src.name(fast, 'H')}()  # {note}")
                     # dropped at once: a guard or a call failing later leaves no parameter
                     # holding lr * grad as its gradient
+                    for pi, ds, gs in ins.outs:
+                        if gs is not None:
+                            lines.append(f"{src.name(params[pi], 'P')}._grad = None")
+                        state[pi] = (ds, None)
+                        read(pi, ds, None)
+                elif i in lends:
+                    note = "step(), handed the gradients in the graph's memory: it keeps none"
+                    lines.append(f"{src.name(steps[ins.opt], 'H')}()  # {note}")
+                    # dropped at once: no parameter holds the graph's memory as its
+                    # gradient, which the next launch rewrites
                     for pi, ds, gs in ins.outs:
                         if gs is not None:
                             lines.append(f"{src.name(params[pi], 'P')}._grad = None")
@@ -1550,6 +1576,20 @@ def _scratch_grads(
         if sum(np.may_share_memory(values[g.slot], w) for w in reads) > 1:
             return False
     return bool(grads)
+
+
+def _last_reader_of_grads(ins: _Host, i: int, last: dict[int, int], stay: set[int]) -> bool:
+    """Whether optimizer step ``ins`` (instruction ``i``) is the last reader of the
+    gradients it is handed and of those the parameters hold after it: nothing reads
+    them later and none is a parameter's gradient at the end (``zero_grad()`` follows)."""
+    grads = [s for _, _, g in ins.ins for s in _refs(g)]
+    after = [gs for _, _, gs in ins.outs if gs is not None]
+    return bool(grads) and all(last.get(s, -1) <= i and s not in stay for s in (*grads, *after))
+
+
+def _data_reads(ins: _Host) -> list[int]:
+    """The slots optimizer step ``ins`` reads as parameters' ``.data``."""
+    return [s for _, d, _ in ins.ins for s in _refs(d)]
 
 
 def _constants(t: Any) -> Iterator[Any]:
@@ -1879,6 +1919,7 @@ class Captured:
         copy: dict[int, Callable[[Any], Any]] = {}
         steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
         scratch = [_scratch_step(opt) for opt in self.optimizers]
+        keeps_none = [_keeps_no_gradient(opt) for opt in self.optimizers]
         try:
             for p in params:
                 d = rec.new_input(p.data)
@@ -2006,6 +2047,7 @@ class Captured:
                 result,
                 steps,
                 scratch,
+                keeps_none,
                 copy,
                 graphs,
                 inplace,
@@ -2068,6 +2110,16 @@ def _scratch_step(opt: Any) -> Callable[[], Any] | None:
     if owner.__module__ != _OPTIM or owner is not next(c for c in mro if "_step" in vars(c)):
         return None
     return functools.partial(opt._step, True)
+
+
+def _keeps_no_gradient(opt: Any) -> bool:
+    """Whether ``opt`` is one of minitorch's own optimizers, neither subclassed nor
+    given a method of its own: its ``step()`` keeps no gradient array it reads (SGD's
+    momentum starts from a copy, Adam's moments are new arrays)."""
+    cls = type(opt)
+    if any(c.__module__ != _OPTIM for c in cls.__mro__ if c is not object):
+        return False
+    return not any(hasattr(cls, k) for k in vars(opt))
 
 
 def _unwrapped(f: Any) -> Any:
