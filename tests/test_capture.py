@@ -2671,3 +2671,51 @@ def test_emulated_graphs_hand_minitorchs_optimizer_the_gradients_uncopied(
             assert copied == 1, source  # the loss
             handed = "handed the gradients in the graph's memory" in source
             assert handed == (not numpy_sgd_in_place or opt != "sgd"), source
+
+
+def test_emulated_graphs_hand_on_only_the_gradients_their_optimizer_reads_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two optimizers over two halves of the model, two updates per step: the
+    gradients that ``zero_grad()`` drops after each step are handed uncopied, those
+    left in ``.grad`` at the end (the first optimizer's, after its second step) are
+    copied out; every replay equals eager to the bit, ``.grad`` included."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture")
+    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)  # as on CUDA
+    _EmulatedGraph.runners = []
+
+    def make() -> tuple[list[minitorch.Tensor], list[Any], Callable[..., Any]]:
+        ps, _, _ = _model("float64")
+        first = minitorch.optim.SGD(ps[:2], lr=0.05, momentum=0.9)
+        second = minitorch.optim.Adam(ps[2:], lr=0.01)
+
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            for k in range(2):
+                loss = minitorch.cross_entropy(minitorch.relu(x @ ps[0] + ps[1]) @ ps[2] + ps[3], y)
+                loss.backward()
+                first.step()
+                second.step()
+                if k == 0:
+                    first.zero_grad()  # after the second step, its gradients stay
+                second.zero_grad()
+            return loss
+
+        return ps, [first, second], step
+
+    eager_ps, _, eager = make()
+    ps, optimizers, raw = make()
+    step = minitorch.capture(raw, optimizer=optimizers)
+    for x, y in _batches(15, 4, "float64"):
+        np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
+        _assert_same_params(ps, eager_ps)
+        for p, q in zip(ps, eager_ps, strict=True):
+            assert (p.grad is None) == (q.grad is None)
+            if p.grad is not None:
+                np.testing.assert_array_equal(_host(p.grad), _host(q.grad))
+    assert step.stats["replays"] >= 12
+    assert step.source()[-1].count("handed the gradients in the graph's memory") == 3
+    kept = [r.keep for r in _EmulatedGraph.runners if r.launches >= 10]
+    assert sum(map(sum, kept)) == 1 + 2  # the loss, and the first optimizer's gradients
