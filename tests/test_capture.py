@@ -2627,6 +2627,24 @@ def test_the_cuda_graph_program_equals_eager_training_with_emulated_graphs(
     assert any(not all(r.keep) for r in _EmulatedGraph.runners)
 
 
+def _train_alongside(
+    step: Callable[..., Any],
+    eager: Callable[..., Any],
+    ps: list[minitorch.Tensor],
+    eager_ps: list[minitorch.Tensor],
+    n: int,
+) -> None:
+    """``n`` steps of each on the same batches: results, parameters and ``.grad`` the
+    same to the bit after every one."""
+    for x, y in _batches(n, 4, "float64"):
+        np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
+        _assert_same_params(ps, eager_ps)
+        for p, q in zip(ps, eager_ps, strict=True):
+            assert (p.grad is None) == (q.grad is None)
+            if p.grad is not None:
+                np.testing.assert_array_equal(_host(p.grad), _host(q.grad))
+
+
 @pytest.mark.parametrize("numpy_sgd_in_place", [True, False])
 @pytest.mark.parametrize("opt", ["sgd", "adamw"])
 def test_emulated_graphs_hand_minitorchs_optimizer_the_gradients_uncopied(
@@ -2652,13 +2670,7 @@ def test_emulated_graphs_hand_minitorchs_optimizer_the_gradients_uncopied(
         eager = eager_first if zero_grad_first else _train(eager_ps, eager_opt)
         raw = first if zero_grad_first else _train(ps, optimizer)
         step = minitorch.capture(raw, optimizer=optimizer)
-        for x, y in _batches(20, 4, "float64"):
-            np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
-            _assert_same_params(ps, eager_ps)
-            for p, q in zip(ps, eager_ps, strict=True):
-                assert (p.grad is None) == (q.grad is None)
-                if p.grad is not None:
-                    np.testing.assert_array_equal(_host(p.grad), _host(q.grad))
+        _train_alongside(step, eager, ps, eager_ps, 20)
         assert step.stats["replays"] >= 18
         # the runners of the program replayed (the first call records another one
         # where zero_grad() comes first: the gradients are None before it)
@@ -2708,13 +2720,7 @@ def test_emulated_graphs_hand_on_only_the_gradients_their_optimizer_reads_last(
     eager_ps, _, eager = make()
     ps, optimizers, raw = make()
     step = minitorch.capture(raw, optimizer=optimizers)
-    for x, y in _batches(15, 4, "float64"):
-        np.testing.assert_array_equal(_host(step(x, y)), _host(eager(x, y)))
-        _assert_same_params(ps, eager_ps)
-        for p, q in zip(ps, eager_ps, strict=True):
-            assert (p.grad is None) == (q.grad is None)
-            if p.grad is not None:
-                np.testing.assert_array_equal(_host(p.grad), _host(q.grad))
+    _train_alongside(step, eager, ps, eager_ps, 15)
     assert step.stats["replays"] >= 12
     assert step.source()[-1].count("handed the gradients in the graph's memory") == 3
     kept = [r.keep for r in _EmulatedGraph.runners if r.launches >= 10]

@@ -1260,22 +1260,20 @@ class _Program:
                 # parameter in place, as it does in eager mode
                 dels([s for s in _instr_reads(ins) if last.get(s) == i])
                 fast = scratch[ins.opt]
-                if writable and fast and _scratch_grads(ins, i, rec.values, writable, stay):
-                    self.scratch += 1
-                    note = "step(), free to overwrite the gradients: nothing reads them after"
-                    lines.append(f"{src.name(fast, 'H')}()  # {note}")
+                overwrites = bool(
+                    writable and fast and _scratch_grads(ins, i, rec.values, writable, stay)
+                )
+                if overwrites or i in lends:
+                    if overwrites:
+                        self.scratch += 1
+                        call = src.name(fast, "H")
+                        note = "free to overwrite the gradients: nothing reads them after"
+                    else:
+                        call = src.name(steps[ins.opt], "H")
+                        note = "handed the gradients in the graph's memory: it keeps none"
+                    lines.append(f"{call}()  # step(), {note}")
                     # dropped at once: a guard or a call failing later leaves no parameter
-                    # holding lr * grad as its gradient
-                    for pi, ds, gs in ins.outs:
-                        if gs is not None:
-                            lines.append(f"{src.name(params[pi], 'P')}._grad = None")
-                        state[pi] = (ds, None)
-                        read(pi, ds, None)
-                elif i in lends:
-                    note = "step(), handed the gradients in the graph's memory: it keeps none"
-                    lines.append(f"{src.name(steps[ins.opt], 'H')}()  # {note}")
-                    # dropped at once: no parameter holds the graph's memory as its
-                    # gradient, which the next launch rewrites
+                    # holding lr * grad, or the graph's memory, as its gradient
                     for pi, ds, gs in ins.outs:
                         if gs is not None:
                             lines.append(f"{src.name(params[pi], 'P')}._grad = None")
