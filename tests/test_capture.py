@@ -19,8 +19,8 @@ import pytest
 
 import minitorch
 from minitorch import CaptureError
+from minitorch._cuda_graphs import GraphRunner
 from minitorch.backend import is_array_of
-from minitorch.capture import _GraphRunner
 
 N_IN, N_HID, N_OUT = 6, 16, 4
 
@@ -137,7 +137,7 @@ def _counting_graph_runners(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     if not str(be.device).startswith("cuda") or be.name not in ("cupy", "torch"):
         pytest.skip(f"needs CuPy or torch on a CUDA device (here: {be.name}, {be.device})")
     capture_module = importlib.import_module("minitorch.capture")
-    real = capture_module._graph_runner
+    real = capture_module.graph_runner
     made: list[Any] = []
 
     def counting(backends: Any, arrays: Any) -> Any:
@@ -150,7 +150,7 @@ def _counting_graph_runners(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
         return make
 
-    monkeypatch.setattr(capture_module, "_graph_runner", counting)
+    monkeypatch.setattr(capture_module, "graph_runner", counting)
     return made
 
 
@@ -1037,7 +1037,7 @@ def test_in_place_writes_reach_arrays_outside_the_step(
         if minitorch.get_backend().name != "numpy":
             pytest.skip("the emulated graph runner holds NumPy buffers")
         capture_module = importlib.import_module("minitorch.capture")
-        monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+        monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     w = minitorch.tensor(w0, requires_grad=True, dtype="float64")
     w_eager = minitorch.tensor(w0, requires_grad=True, dtype="float64")
@@ -2417,27 +2417,27 @@ def test_a_refused_step_leaves_every_tensor_it_touched_with_real_arrays() -> Non
 
 def test_a_cuda_graph_runner_is_chosen_only_for_gpu_arrays() -> None:
     torch = pytest.importorskip("torch")
-    from minitorch.capture import _graph_runner
+    from minitorch._cuda_graphs import graph_runner
 
     numpy_be = minitorch.backend.resolve("numpy")
     torch_be = minitorch.backend.resolve("torch")
-    assert _graph_runner([numpy_be], [np.ones(2)]) is None
-    assert _graph_runner([torch_be], [torch.ones(2)]) is None  # CPU tensors: no graph
+    assert graph_runner([numpy_be], [np.ones(2)]) is None
+    assert graph_runner([torch_be], [torch.ones(2)]) is None  # CPU tensors: no graph
 
 
 def test_a_torch_graph_stretch_that_reads_cpu_tensors_runs_eagerly() -> None:
     # a CUDA graph replays only GPU work: a stretch on CPU tensors must run each time
     torch = pytest.importorskip("torch")
-    from minitorch.capture import _TorchGraph
+    from minitorch._cuda_graphs import TorchGraph
 
-    runner = _TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch, set())
+    runner = TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch, set())
     (out,) = runner(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
     assert torch.equal(out, torch.tensor([4.0, 9.0]))
     (out,) = runner(torch.tensor([2.0, 0.5]), torch.tensor([3.0, 4.0]))
     assert torch.equal(out, torch.tensor([7.0, 3.0])) and runner.graph is None
 
 
-class _EmulatedGraph(_GraphRunner):
+class _EmulatedGraph(GraphRunner):
     """What a CUDA graph runner does, on the CPU: on its first call the stretch runs on
     static copies of its inputs (the capture); each call then copies the inputs into
     those buffers, runs the stretch again with its outputs written into the same output
@@ -2451,7 +2451,7 @@ class _EmulatedGraph(_GraphRunner):
     refuse_matmul: ClassVar[bool] = False
 
     def __init__(self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...]) -> None:
-        super().__init__(fn, keep, _EmulatedGraph.lent_ids)
+        super().__init__(fn, keep, np, _EmulatedGraph.lent_ids)
         self.launches = 0
         names = [getattr(fn.__globals__.get(n), "__name__", "") for n in fn.__code__.co_names]
         self.eager = self.refuse_matmul and "matmul" in names
@@ -2505,7 +2505,7 @@ def test_emulated_graphs_copy_out_what_outlives_the_replay(
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     _EmulatedGraph.runners = []
 
     def make(ps: list[minitorch.Tensor], opt: _KeepsGrads) -> Callable[..., Any]:
@@ -2546,7 +2546,7 @@ def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
     monkeypatch.setattr(_EmulatedGraph, "lent_ids", set())
     _EmulatedGraph.runners = []
@@ -2593,7 +2593,7 @@ def test_the_cuda_graph_program_equals_eager_training_with_emulated_graphs(
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     _EmulatedGraph.runners = []
     eager_ps, eager_opt, _ = _model("float64", opt)
     ps, optimizer, _ = _model("float64", opt)
@@ -2660,7 +2660,7 @@ def test_emulated_graphs_hand_minitorchs_optimizer_the_gradients_uncopied(
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     if not numpy_sgd_in_place:
         monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
     for zero_grad_first in (False, True):
@@ -2695,7 +2695,7 @@ def test_emulated_graphs_hand_on_only_the_gradients_their_optimizer_reads_last(
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "_graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)  # as on CUDA
     _EmulatedGraph.runners = []
 

@@ -21,7 +21,8 @@ The program is then reduced (calls whose results nothing uses are dropped) and t
 into Python source, one line per call, which ``exec`` compiles: the replay is one
 function call that runs the step's array calls back to back. On CUDA (torch CUDA
 tensors, CuPy) each stretch of calls between two optimizer steps or guards is captured
-once into a CUDA graph and then replayed with its input buffers refreshed.
+once into a CUDA graph and then replayed with its input buffers refreshed (the runners
+are in ``_cuda_graphs.py``, all of minitorch's code that runs only on a GPU).
 
 What the replay cannot see is refused while recording, with a :class:`CaptureError`
 that says what to do: reading a value on the host inside the step (``float(loss)``,
@@ -54,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from . import _grad_mode
+from ._cuda_graphs import graph_runner
 from .creation import default_generator, live_generators
 from .errors import CaptureError, OpError
 from .ops import _registry
@@ -887,217 +889,6 @@ def _comment(fn: Any) -> str:
     """``  # name`` of a called function, for a reader of ``Captured.source()``."""
     name = getattr(fn, "__name__", None)
     return f"  # {name}" if isinstance(name, str) and name.isidentifier() else ""
-
-
-# ---------------------------------------------------------------- CUDA graphs
-class _GraphRunner:
-    """What the CUDA graph runners share: the stretch ``fn``; ``keep``, which of its
-    outputs outlive the replay (copied out of the graph's memory, which the next launch
-    rewrites); ``lent``, the ids of the graph outputs of one program handed on uncopied;
-    and ``_run``, the stretch run eagerly where a graph cannot hold it."""
-
-    def __init__(
-        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], lent: set[int]
-    ) -> None:
-        self.fn, self.keep, self.lent = fn, keep, lent
-        self.graph: Any = None
-        self.eager = False
-        self.static_in: list[Any] = []
-        self.static_out: tuple[Any, ...] = ()
-
-    def _lend(self) -> None:
-        """Record the graph's outputs handed on uncopied (once, after its capture)."""
-        self.lent.update(id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k)
-
-    def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
-        return _unshared(self.fn(*ins), ins, self.keep, self.lent, self._shares, self._copy)
-
-    def _shares(self, a: Any, b: Any) -> bool:
-        raise NotImplementedError
-
-    def _copy(self, a: Any) -> Any:
-        raise NotImplementedError
-
-
-class _TorchGraph(_GraphRunner):
-    """One stretch of calls replayed as a ``torch.cuda.CUDAGraph`` (tested where the
-    suite runs on a CUDA GPU), as PyTorch's recipe says: a warm-up on a side stream,
-    capture on the inputs' device, static input buffers refreshed before each replay,
-    and the outputs ``keep`` marks (those that outlive the replay) copied out of the
-    graph's own buffers, which the next replay overwrites; the others are handed on as
-    they are, their ids added to ``lent``. A stretch that reads or makes a CPU tensor
-    runs eagerly: a graph would replay none of its CPU work. So does one that
-    synchronises with the host (``torch.cuda.set_sync_debug_mode("error")`` during the
-    warm-up says so, e.g. a cuSOLVER call that checks its result) or that the capture
-    refuses."""
-
-    def __init__(
-        self,
-        fn: Callable[..., tuple[Any, ...]],
-        keep: tuple[bool, ...],
-        torch: Any,
-        lent: set[int],
-    ) -> None:
-        super().__init__(fn, keep, lent)
-        self.torch = torch
-
-    def __call__(self, *ins: Any) -> tuple[Any, ...]:
-        torch = self.torch
-        if self.eager or not all(isinstance(x, torch.Tensor) and x.is_cuda for x in ins):
-            return self._run(ins)
-        if self.graph is None:
-            with torch.cuda.device(ins[0].device if ins else None):
-                self.static_in = [x.clone() for x in ins]
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                mode = torch.cuda.get_sync_debug_mode()
-                with warnings.catch_warnings():  # "a prototype feature": said once per call
-                    warnings.filterwarnings("ignore", "Synchronization debug mode")
-                    torch.cuda.set_sync_debug_mode("error")
-                try:
-                    with torch.cuda.stream(side):  # warm-up: the allocator, lazy kernels
-                        out: tuple[Any, ...] | None = self.fn(*self.static_in)
-                except Exception:  # a host synchronisation (or an error eager repeats)
-                    out = None
-                finally:
-                    torch.cuda.set_sync_debug_mode(mode)
-                torch.cuda.current_stream().wait_stream(side)
-                if out is None or not all(isinstance(o, torch.Tensor) and o.is_cuda for o in out):
-                    return self._eager(ins)
-                graph = torch.cuda.CUDAGraph()
-                try:
-                    with torch.cuda.graph(graph):
-                        self.static_out = self.fn(*self.static_in)
-                except Exception:  # what the capture refuses runs eagerly
-                    return self._eager(ins)
-                self.graph = graph
-                self._lend()
-        _copy_all(torch, self.static_in, ins)
-        self.graph.replay()
-        # a copy of what outlives this replay (the next one rewrites the graph's memory)
-        pairs = list(zip(self.static_out, self.keep, strict=True))
-        res = [torch.empty_like(o) if k else o for o, k in pairs]
-        _copy_all(
-            torch,
-            [a for a, (_, k) in zip(res, pairs, strict=True) if k],
-            [o for o, k in pairs if k],
-        )
-        return tuple(res)
-
-    def _eager(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
-        self.eager, self.static_in, self.static_out = True, [], ()
-        return self._run(ins)
-
-    def _shares(self, a: Any, b: Any) -> bool:
-        return bool(a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
-
-    def _copy(self, a: Any) -> Any:
-        return a.clone()
-
-
-def _unshared(
-    out: tuple[Any, ...],
-    ins: tuple[Any, ...],
-    keep: tuple[bool, ...],
-    lent: set[int],
-    shares: Callable[[Any, Any], bool],
-    copy: Callable[[Any], Any],
-) -> tuple[Any, ...]:
-    """The outputs of a stretch run eagerly, each kept one that shares memory with an
-    input in ``lent`` (the ids of graph outputs handed on uncopied) copied: a view of
-    another graph's memory, which that graph's next launch rewrites, must not outlive
-    the replay."""
-    lent_in = [x for x in ins if id(x) in lent] if lent else []
-    if not lent_in:
-        return out
-    return tuple(
-        copy(o) if k and any(shares(o, x) for x in lent_in) else o
-        for o, k in zip(out, keep, strict=True)
-    )
-
-
-def _copy_all(torch: Any, dst: list[Any], src: Sequence[Any]) -> None:
-    """``d.copy_(s)`` for each pair, in one launch where torch has ``_foreach_copy_``."""
-    if not dst:
-        return
-    foreach = getattr(torch, "_foreach_copy_", None)
-    if foreach is not None:
-        foreach(dst, list(src))
-        return
-    for d, s in zip(dst, src, strict=True):
-        d.copy_(s)
-
-
-class _CupyGraph(_GraphRunner):
-    """One stretch of calls replayed as a ``cupy.cuda.Graph`` made by stream capture
-    (tested where the suite runs on a CUDA GPU). What the captured calls allocate comes
-    from a memory pool of the graph's own, kept with it: in CuPy's shared pool the
-    blocks freed during capture would go back to other arrays (or to the driver on an
-    out-of-memory retry) while the graph still writes them. A stretch the capture
-    refuses runs eagerly: CuPy refuses every cuBLAS call during a capture (its issue
-    #6290), so a stretch with a matrix product is never a graph on CuPy."""
-
-    def __init__(
-        self,
-        fn: Callable[..., tuple[Any, ...]],
-        keep: tuple[bool, ...],
-        cupy: Any,
-        lent: set[int],
-    ) -> None:
-        super().__init__(fn, keep, lent)
-        self.cupy = cupy
-        self.pool: Any = None
-        self.stream: Any = None
-
-    def __call__(self, *ins: Any) -> tuple[Any, ...]:
-        cupy = self.cupy
-        if self.eager:
-            return self._run(ins)
-        if self.graph is None:
-            with ins[0].device if ins else cupy.cuda.Device():  # capture on their device
-                self.static_in = [x.copy() for x in ins]
-                self.fn(*self.static_in)  # warm-up: kernel compilation, library handles
-                self.pool = cupy.cuda.MemoryPool()
-                self.stream = cupy.cuda.Stream(non_blocking=True)
-                try:
-                    with self.stream, cupy.cuda.using_allocator(self.pool.malloc):
-                        self.stream.begin_capture()
-                        try:
-                            out = self.fn(*self.static_in)
-                        finally:  # a failed capture must still end it
-                            graph = self.stream.end_capture()
-                except Exception:  # refused (cuBLAS): this stretch runs eagerly
-                    self.eager, self.static_in, self.pool, self.stream = True, [], None, None
-                    return self._run(ins)
-                self.static_out, self.graph = out, graph
-                self._lend()
-        for buf, x in zip(self.static_in, ins, strict=True):
-            cupy.copyto(buf, x)
-        self.graph.launch()  # on the current stream, after the copies
-        # a copy of what outlives this replay (the next one rewrites the graph's memory)
-        return tuple(o.copy() if k else o for o, k in zip(self.static_out, self.keep, strict=True))
-
-    def _shares(self, a: Any, b: Any) -> bool:
-        return bool(self.cupy.may_share_memory(a, b))
-
-    def _copy(self, a: Any) -> Any:
-        return a.copy()
-
-
-def _graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..., Any] | None:
-    """The CUDA graph class for these arrays (None on the CPU)."""
-    names = {be.name for be in backends}
-    if names == {"cupy"}:
-        import cupy
-
-        lent: set[int] = set()  # the graphs' outputs handed on uncopied, by id
-        return lambda fn, keep: _CupyGraph(fn, keep, cupy, lent)
-    if names == {"torch"} and any(str(getattr(a, "device", "")).startswith("cuda") for a in arrays):
-        import torch
-
-        lent_t: set[int] = set()
-        return lambda fn, keep: _TorchGraph(fn, keep, torch, lent_t)
-    return None
 
 
 # ---------------------------------------------------------------- one recording
@@ -2030,7 +1821,7 @@ class Captured:
                 f"outside the step and pass them in as an argument"
             )
         graphs = (
-            _graph_runner(backends.values(), [p.data for p in params]) if self.cuda_graphs else None
+            graph_runner(backends.values(), [p.data for p in params]) if self.cuda_graphs else None
         )
         inplace = {be.name for be in backends.values()} == {"numpy"}
 
