@@ -1610,6 +1610,28 @@ def test_an_op_that_fails_on_a_replays_values_raises_the_eager_error() -> None:
     assert step.stats == {"records": 1, "replays": 2, "fallbacks": 1}
 
 
+def test_cholesky_reads_the_host_once() -> None:
+    """cholesky checks its factor on the host (CuPy factors a singular matrix, JAX
+    returns nan) with one read where the factor is good: one guard of the recording
+    (one GPU sync; PyTorch's own cholesky also syncs once). It made two."""
+    w = minitorch.tensor(np.ones(3), dtype="float64", requires_grad=True)
+    optimizer = minitorch.optim.SGD([w], lr=0.1)
+
+    def train_step(a: minitorch.Tensor) -> minitorch.Tensor:
+        loss = ((minitorch.linalg.cholesky(a) @ w) ** 2).sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss
+
+    step = minitorch.capture(train_step, optimizer=optimizer)
+    good = minitorch.tensor(np.eye(3) * 2.0, dtype="float64")
+    step(good)
+    step(good)
+    assert step.stats["replays"] == 1
+    assert step.source()[-1].count("raise GuardFailed") == 1
+
+
 def test_an_op_that_fails_after_the_optimizer_step_raises_an_op_error() -> None:
     """cholesky of the updated parameter in a metric after opt.step(): the replay cannot
     run the step again (the parameter has moved), and it raised the library's bare

@@ -584,11 +584,19 @@ def _cholesky(xp: Any, x: Any, upper: bool = False) -> tuple[Any, tuple[Any, ...
         raise InputError(f"cholesky: upper must be True or False, got {upper!r}")
     a = _sym(xp, x)
     why = "the matrix is not positive definite (its symmetric part has an eigenvalue <= 0)"
-    low = _checked(xp, x, lambda: xp.linalg.cholesky(a), why)
+    try:
+        low = xp.linalg.cholesky(a)  # NumPy and PyTorch raise for such a matrix
+    except Exception as exc:
+        raise InputError(f"{why} ({type(exc).__name__}: {exc})") from exc
     d = xp.linalg.diagonal(low)
     d = xp.real(d) if xp.isdtype(d.dtype, "complex floating") else d
-    if x.shape[-1] and not bool(xp.all(d > 0)):
-        raise InputError(why)  # CuPy factors a singular one, a zero on the diagonal
+    # one host read (a GPU sync) where the factor is good: CuPy factors a singular
+    # matrix, a zero on the diagonal; JAX returns nan. A non-finite factor of a
+    # non-finite input is returned as it is, as by the libraries that do not raise
+    if not bool(xp.all(d > 0) & xp.all(xp.isfinite(low))) and (
+        not bool(xp.all(d > 0)) or _all_finite(xp, x)
+    ):
+        raise InputError(why)
     out = _mH(xp, low) if upper else low
     return out, (out,)
 
