@@ -939,6 +939,12 @@ class _Program:
             and keeps_none[ins.opt]
             and _last_reader_of_grads(ins, i, last, stay)
         }
+        #: the optimizers (by index) whose steps read gradients in a graph's memory
+        self.lenders = sorted(
+            {ins.opt for i, ins in enumerate(kept) if type(ins) is _Host and i in lends}
+        )
+        #: the ids of the graphs' outputs handed on uncopied (None: no graph)
+        self.lent: set[int] | None = None
         host_reads = {
             s
             for i, ins in enumerate(kept)
@@ -1010,7 +1016,9 @@ class _Program:
                 # it) is copied out of the graph's memory; the others are read before the
                 # graph runs again
                 keep = tuple(last.get(s, -1) >= end or s in host_reads for s in live_out)
-                runner = src.name(graphs(scope["_segment"], keep), "S")
+                graph = graphs(scope["_segment"], keep)
+                self.lent = graph.lent  # one set, shared by the program's graphs
+                runner = src.name(graph, "S")
                 target = "".join(f"v{s}, " for s in live_out) or "_"
                 lines.append(f"{target} = {runner}({', '.join(f'v{s}' for s in live_in)})")
                 dels([s for s in live_in if seg_start <= last.get(s, -1) < upto])
@@ -1051,27 +1059,22 @@ class _Program:
                 # parameter in place, as it does in eager mode
                 dels([s for s in _instr_reads(ins) if last.get(s) == i])
                 fast = scratch[ins.opt]
-                overwrites = bool(
-                    writable and fast and _scratch_grads(ins, i, rec.values, writable, stay)
-                )
-                if overwrites or i in lends:
-                    if overwrites:
-                        self.scratch += 1
-                        call = src.name(fast, "H")
-                        note = "free to overwrite the gradients: nothing reads them after"
-                    else:
-                        call = src.name(steps[ins.opt], "H")
-                        note = "handed the gradients in the graph's memory: it keeps none"
-                    lines.append(f"{call}()  # step(), {note}")
+                if writable and fast and _scratch_grads(ins, i, rec.values, writable, stay):
+                    self.scratch += 1
+                    note = "step(), free to overwrite the gradients: nothing reads them after"
+                    lines.append(f"{src.name(fast, 'H')}()  # {note}")
                     # dropped at once: a guard or a call failing later leaves no parameter
-                    # holding lr * grad, or the graph's memory, as its gradient
+                    # holding lr * grad as its gradient
                     for pi, ds, gs in ins.outs:
                         if gs is not None:
                             lines.append(f"{src.name(params[pi], 'P')}._grad = None")
                         state[pi] = (ds, None)
                         read(pi, ds, None)
                 else:
-                    lines.append(f"{src.name(steps[ins.opt], 'H')}()")
+                    note = (
+                        "  # step(), handed the gradients in a graph's memory" if i in lends else ""
+                    )
+                    lines.append(f"{src.name(steps[ins.opt], 'H')}(){note}")
                     for pi, ds, gs in ins.outs:
                         state[pi] = (ds, gs)
                         read(pi, ds, gs)
@@ -1093,9 +1096,21 @@ class _Program:
         scope["GuardFailed"] = _GuardFailed
         exec(compile(self.source, "<minitorch.capture>", "exec"), scope)
         self.run: Callable[..., Any] = scope["replay"]
+        self.copy = copy
         self.first_write = first_write
         self.runs = 0
         self.fallbacks = 0
+
+    def unlend(self, params: list[Tensor]) -> None:
+        """After a failed replay: each parameter's gradient still in a graph's memory
+        (handed to an optimizer's step uncopied), which the next launch rewrites,
+        becomes a copy, as eager would have left it."""
+        if not self.lent:
+            return
+        for p in params:
+            g = p._grad
+            if g is not None and id(g) in self.lent:
+                p._grad = self.copy[id(p._backend.xp)](g)
 
 
 def _segment_call(exc: BaseException, segments: dict[Any, list[str]]) -> str:
@@ -1561,8 +1576,17 @@ class Captured:
         prog = self._programs.get(key)
         if prog is None:
             return self._record(key, args, kwargs, params)
+        if prog.lenders and not all(_keeps_no_gradient(self.optimizers[j]) for j in prog.lenders):
+            # a method of the optimizer was replaced since the recording: its step may
+            # keep the gradients now, which the recording hands it in a graph's memory
+            del self._programs[key]
+            return self._record(key, args, kwargs, params)
         try:
-            out = prog.run(*arrays)
+            try:
+                out = prog.run(*arrays)
+            except BaseException:
+                prog.unlend(params)
+                raise
         except _GuardFailed as exc:
             if exc.late:
                 del self._programs[key]
@@ -1902,13 +1926,10 @@ def _scratch_step(opt: Any) -> Callable[[], Any] | None:
 
 
 def _keeps_no_gradient(opt: Any) -> bool:
-    """Whether ``opt`` is one of minitorch's own optimizers, neither subclassed nor
-    given a method of its own: its ``step()`` keeps no gradient array it reads (SGD's
-    momentum starts from a copy, Adam's moments are new arrays)."""
-    cls = type(opt)
-    if any(c.__module__ != _OPTIM for c in cls.__mro__ if c is not object):
-        return False
-    return not any(hasattr(cls, k) for k in vars(opt))
+    """Whether ``opt.step()`` keeps no gradient array it reads: minitorch's own
+    optimizers, as defined (``Optimizer._keeps_no_gradient``); anything else may."""
+    check = getattr(opt, "_keeps_no_gradient", None)
+    return bool(check()) if callable(check) else False
 
 
 def _unwrapped(f: Any) -> Any:

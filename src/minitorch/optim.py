@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import types
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -126,6 +127,18 @@ class Optimizer:
         """Drop every parameter's gradient (the next backward starts fresh)."""
         for p in self.params:
             p.grad = None
+
+    def _keeps_no_gradient(self) -> bool:
+        """Whether ``step()`` keeps no reference to a gradient array it reads (SGD's
+        momentum starts from a copy, Adam's moments are new arrays): true of this
+        module's optimizers as defined here; false for a subclass, or once a method is
+        replaced on the class or set on the instance. :func:`minitorch.capture` then
+        hands ``step()`` the gradients in a CUDA graph's memory, uncopied."""
+        defined = _DEFINED.get(type(self))
+        if defined is None:
+            return False
+        own = self.__dict__
+        return all(c.__dict__.get(name) is f and name not in own for c, name, f in defined)
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's hyper-parameters and per-parameter state as a plain dict.
@@ -505,6 +518,19 @@ class AdamW(Adam):
         super().__init__(
             params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
         )
+
+
+#: each optimizer class of this module -> (class, name, function) of every function its
+#: instances run, as defined here (see Optimizer._keeps_no_gradient)
+_DEFINED: dict[type, tuple[tuple[type, str, Any], ...]] = {
+    cls: tuple(
+        (c, name, f)
+        for c in cls.__mro__[:-1]  # not object
+        for name, f in vars(c).items()
+        if isinstance(f, types.FunctionType | staticmethod | classmethod | property)
+    )
+    for cls in (Optimizer, SGD, Adam, AdamW)
+}
 
 
 def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tensor:
