@@ -431,7 +431,7 @@ def defop(
         if plain:
             OPERATORS.add(d)
     for d in rdunders:
-        _bind(d, _reflected(fn))
+        _bind(d, _reflected(op, fn, plain_params if plain else None))
         OPERATORS.add(d)
     return fn
 
@@ -547,10 +547,13 @@ def tensor_method(name: str, *, as_property: bool = False) -> Callable[[Any], An
 
 def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callable[..., Any]:
     """``tensor <op> other``: straight to ``apply`` when ``other`` is a Tensor too (the
-    hot path of every model), else through the public function."""
+    hot path of every model) or a Python number the op takes (``x * 0.5``), else
+    through the public function."""
+    scalars = op.scalars
 
     def method(self: Tensor, other: Any) -> Any:
-        if type(other) is Tensor:  # a subclass takes fn's fast path
+        t = type(other)
+        if t is Tensor or (scalars and (t is float or t is int)):  # a subclass: fn's path
             return apply(op, (self, other), params)
         return fn(self, other)
 
@@ -559,8 +562,18 @@ def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callab
     return method
 
 
-def _reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _reflected(
+    op: OpDef, fn: Callable[..., Any], params: dict[str, Any] | None
+) -> Callable[..., Any]:
+    """``other <op> tensor``: straight to ``apply`` for a Python number the op takes
+    (``1.0 - x``) where ``params`` are the plain call's (None: not a plain op), else
+    through the public function."""
+    fast = params if op.scalars else None
+
     def r(self: Tensor, other: Any) -> Any:
+        t = type(other)
+        if fast is not None and (t is float or t is int):
+            return apply(op, (other, self), fast)
         return fn(other, self)
 
     r.__name__ = f"r{fn.__name__}"
