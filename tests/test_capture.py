@@ -2731,17 +2731,33 @@ def test_emulated_graphs_hand_on_only_the_gradients_their_optimizer_reads_last(
     assert sum(map(sum, kept)) == 1 + 2  # the loss, and the first optimizer's gradients
 
 
-def _lending_sgd(monkeypatch: pytest.MonkeyPatch) -> tuple[list[minitorch.Tensor], Any, Any]:
-    """:func:`_model`'s weights, plain SGD and ``_train`` captured with emulated graphs
-    and no NumPy in-place SGD (as on CUDA): the step is handed the gradients uncopied."""
+def _emulate_cuda_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replays with :class:`_EmulatedGraph` and without NumPy's in-place SGD (as on
+    CUDA), on the NumPy backend (skipped elsewhere)."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
     monkeypatch.setattr(_EmulatedGraph, "lent_ids", set())
     _EmulatedGraph.runners = []
+
+
+def _lending_sgd(
+    monkeypatch: pytest.MonkeyPatch, n: int
+) -> tuple[list[minitorch.Tensor], Any, Any, list[tuple[Any, Any]]]:
+    """:func:`_model`'s weights, plain SGD and ``_train`` captured with emulated graphs
+    and no NumPy in-place SGD (as on CUDA), run on the first 3 of ``n`` batches: the
+    recording hands the step the gradients uncopied. Returns the batches too."""
+    _emulate_cuda_graphs(monkeypatch)
     ps, _, _ = _model("float64")
     opt = minitorch.optim.SGD(ps, lr=0.05)
-    return ps, opt, minitorch.capture(_train(ps, opt), optimizer=opt)
+    step = minitorch.capture(_train(ps, opt), optimizer=opt)
+    batches = _batches(n, 4, "float64")
+    for x, y in batches[:3]:
+        step(x, y)
+    assert step.stats["replays"] == 2 and "handed the gradients" in step.source()[-1]
+    return ps, opt, step, batches
 
 
 def test_a_step_that_raises_leaves_no_gradient_in_a_graphs_memory(
@@ -2750,13 +2766,7 @@ def test_a_step_that_raises_leaves_no_gradient_in_a_graphs_memory(
     """``opt.step()`` raises inside a replay (a bad learning rate): the gradients it was
     handed in the graph's memory stay in ``.grad`` as eagerly, but as copies; the next
     launch of the graph does not change what the user holds."""
-    if minitorch.get_backend().name != "numpy":
-        pytest.skip("the emulated graph runner holds NumPy buffers")
-    ps, opt, step = _lending_sgd(monkeypatch)
-    batches = _batches(5, 4, "float64")
-    for x, y in batches[:3]:
-        step(x, y)
-    assert step.stats["replays"] == 2 and "handed the gradients" in step.source()[-1]
+    ps, opt, step, batches = _lending_sgd(monkeypatch, 5)
     opt.lr = "oops"
     with pytest.raises(TypeError):
         step(*batches[3])
@@ -2775,12 +2785,7 @@ def test_a_call_failing_after_the_step_leaves_the_gradients_as_eager_does(
     """A call after ``opt.step()`` fails in the replay (cholesky of a matrix made from
     the updated weight): ``zero_grad()`` was not reached, so ``.grad`` still holds the
     gradient, as eagerly (a copy out of the graph's memory), with eager's values."""
-    if minitorch.get_backend().name != "numpy":
-        pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
-    monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
-    monkeypatch.setattr(_EmulatedGraph, "lent_ids", set())
+    _emulate_cuda_graphs(monkeypatch)
 
     def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:
         def step(x: minitorch.Tensor, s: minitorch.Tensor) -> Any:
@@ -2817,12 +2822,7 @@ def test_an_optimizer_method_replaced_after_recording_records_again(
     instance, or of ``step`` on the class) after the recording must not be handed the
     graph's memory, which the next launch rewrites: the call records again, and what
     the wrapper keeps keeps its values."""
-    if minitorch.get_backend().name != "numpy":
-        pytest.skip("the emulated graph runner holds NumPy buffers")
-    _, opt, step = _lending_sgd(monkeypatch)
-    batches = _batches(6, 4, "float64")
-    for x, y in batches[:3]:
-        step(x, y)
+    _, opt, step, batches = _lending_sgd(monkeypatch, 6)
     kept: list[list[Any]] = []
     sgd = minitorch.optim.SGD
     real_step, real_private = sgd.step, sgd._step
