@@ -212,16 +212,14 @@ _HOLDS_ARRAY: dict[type, bool] = dict.fromkeys(_METADATA, False)
 def _assign_roles(node: Node, args: Sequence[Any], datas: list[Any], out: Any) -> None:
     """Remember which saved values are inputs / the output, to check their versions in
     backward and to rebuild graph Tensors from them for create_graph."""
-    saved = node.saved
-    assert saved is not None
-    roles: list[int | None] | None = None  # made at the first saved array with a role
-    checks: list[tuple[Any, int, int]] = []
-    for j, s in enumerate(saved):
-        if type(s) in _METADATA:  # numbers, shapes and None are no input
-            continue
+    assert node.saved is not None
+    roles: list[int | None] = []
+    checks = []
+    for j, s in enumerate(node.saved):
+        role = None
         if s is out:
             role = -1
-        else:
+        elif type(s) not in _METADATA:  # an array (numbers, shapes and None are no input)
             # saved[j] is input j where it can be: in x * x.detach() both inputs hold
             # one array, and only input 0 is differentiable
             if j < len(datas) and datas[j] is s and hasattr(args[j], "_version"):
@@ -231,13 +229,10 @@ def _assign_roles(node: Node, args: Sequence[Any], datas: list[Any], out: Any) -
                     if s is d and hasattr(args[i], "_version"):
                         role = i
                         break
-                else:
-                    continue  # an array made by the forward
-            checks.append((args[role], args[role]._version, role))
-        if roles is None:
-            roles = [None] * len(saved)
-        roles[j] = role
-    if roles is not None:
+            if role is not None:
+                checks.append((args[role], args[role]._version, role))
+        roles.append(role)
+    if checks or -1 in roles:
         node._roles = tuple(roles)
     if checks:
         node._checks = tuple(checks)
