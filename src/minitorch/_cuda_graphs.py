@@ -36,6 +36,13 @@ class GraphRunner:
         """Record the graph's outputs handed on uncopied (once, after its capture)."""
         self.lent.update(id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k)
 
+    def holds(self, a: Any) -> bool:
+        """Whether ``a`` shares memory with an output of this graph handed on uncopied
+        (which its next launch rewrites)."""
+        return any(
+            self._shares(a, o) for o, k in zip(self.static_out, self.keep, strict=False) if not k
+        )
+
     def _run(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
         return unshared(self.fn(*ins), ins, self.keep, self.lent, self._shares, self._copy)
 

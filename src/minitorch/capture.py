@@ -943,8 +943,8 @@ class _Program:
         self.lenders = sorted(
             {ins.opt for i, ins in enumerate(kept) if type(ins) is _Host and i in lends}
         )
-        #: the ids of the graphs' outputs handed on uncopied (None: no graph)
-        self.lent: set[int] | None = None
+        #: the graph runners of the program
+        self.graphs: list[Any] = []
         host_reads = {
             s
             for i, ins in enumerate(kept)
@@ -1017,7 +1017,7 @@ class _Program:
                 # graph runs again
                 keep = tuple(last.get(s, -1) >= end or s in host_reads for s in live_out)
                 graph = graphs(scope["_segment"], keep)
-                self.lent = graph.lent  # one set, shared by the program's graphs
+                self.graphs.append(graph)
                 runner = src.name(graph, "S")
                 target = "".join(f"v{s}, " for s in live_out) or "_"
                 lines.append(f"{target} = {runner}({', '.join(f'v{s}' for s in live_in)})")
@@ -1105,11 +1105,11 @@ class _Program:
         """After a failed replay: each parameter's gradient still in a graph's memory
         (handed to an optimizer's step uncopied), which the next launch rewrites,
         becomes a copy, as eager would have left it."""
-        if not self.lent:
+        if not self.lenders:
             return
         for p in params:
             g = p._grad
-            if g is not None and id(g) in self.lent:
+            if g is not None and any(graph.holds(g) for graph in self.graphs):
                 p._grad = self.copy[id(p._backend.xp)](g)
 
 
