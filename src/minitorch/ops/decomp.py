@@ -160,13 +160,19 @@ def _all_finite(xp: Any, a: Any) -> bool:
     return bool(xp.all(xp.isfinite(a)))
 
 
+def _attempt(compute: Callable[[], Any], why: str) -> Any:
+    """``compute()``, with a library's refusal (NumPy and PyTorch raise) reported as
+    ``why``."""
+    try:
+        return compute()
+    except Exception as exc:
+        raise InputError(f"{why} ({type(exc).__name__}: {exc})") from exc
+
+
 def _checked(xp: Any, x: Any, compute: Callable[[], Any], why: str) -> Any:
     """``compute()``, with a library's refusal (NumPy and PyTorch raise) or a non-finite
     result from finite input (JAX returns nan/inf) reported as ``why``."""
-    try:
-        out = compute()
-    except Exception as exc:
-        raise InputError(f"{why} ({type(exc).__name__}: {exc})") from exc
+    out = _attempt(compute, why)
     parts = out if isinstance(out, tuple) else (out,)
     if not all(_all_finite(xp, p) for p in parts) and _all_finite(xp, x):
         raise InputError(why)
@@ -584,18 +590,13 @@ def _cholesky(xp: Any, x: Any, upper: bool = False) -> tuple[Any, tuple[Any, ...
         raise InputError(f"cholesky: upper must be True or False, got {upper!r}")
     a = _sym(xp, x)
     why = "the matrix is not positive definite (its symmetric part has an eigenvalue <= 0)"
-    try:
-        low = xp.linalg.cholesky(a)  # NumPy and PyTorch raise for such a matrix
-    except Exception as exc:
-        raise InputError(f"{why} ({type(exc).__name__}: {exc})") from exc
+    low = _attempt(lambda: xp.linalg.cholesky(a), why)
     d = xp.linalg.diagonal(low)
-    d = xp.real(d) if xp.isdtype(d.dtype, "complex floating") else d
+    positive = xp.all((xp.real(d) if xp.isdtype(d.dtype, "complex floating") else d) > 0)
     # one host read (a GPU sync) where the factor is good: CuPy factors a singular
     # matrix, a zero on the diagonal; JAX returns nan. A non-finite factor of a
     # non-finite input is returned as it is, as by the libraries that do not raise
-    if not bool(xp.all(d > 0) & xp.all(xp.isfinite(low))) and (
-        not bool(xp.all(d > 0)) or _all_finite(xp, x)
-    ):
+    if not bool(positive & xp.all(xp.isfinite(low))) and (not bool(positive) or _all_finite(xp, x)):
         raise InputError(why)
     out = _mH(xp, low) if upper else low
     return out, (out,)

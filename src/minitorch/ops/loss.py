@@ -171,7 +171,7 @@ def _cross_entropy(
     w = weight if weight is None or weight.dtype == x.dtype else xp.astype(weight, x.dtype)
     eps = label_smoothing
     if not soft:
-        t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
+        t = _class_indices(xp, targets, n)
         kept_1d = _kept_targets(xp, t, c, ignore_index)
         if kept_1d is None and w is None and not eps and n and c:
             # the usual case: every target a class, no weight, no smoothing. The backend's
@@ -240,6 +240,11 @@ def _cross_entropy(
     # (no classes: nothing to divide, and 0 / 0 would warn)
     p = e if not c else e / z if rq is None else e * (rq / z)
     return out, (*saved, p - q)
+
+
+def _class_indices(xp: Any, targets: Any, n: int) -> Any:
+    """Class index targets as ``(n,)`` (one unbatched sample's are 0-d)."""
+    return targets if targets.ndim == 1 else xp.reshape(targets, (n,))
 
 
 def _reduced(xp: Any, losses: Any, denom: Any, reduction: str, logits: Any) -> Any:
@@ -370,7 +375,7 @@ def _cross_entropy_vjp(
                 q = _soft_targets(xp, targets, w, label_smoothing, x)
                 rq = xp.sum(q, axis=1, keepdims=True)
             elif q is None:  # the backend's kernel made the loss: the one-hot targets
-                t = targets if targets.ndim == 1 else xp.reshape(targets, (x.shape[0],))
+                t = _class_indices(xp, targets, x.shape[0])
                 q = xp.astype(is_target(xp, t, x.shape[1]), x.dtype)
             p = _softmax(xp, x, 1)[0]
             d = (p if rq is None else p * rq) - q
