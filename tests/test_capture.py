@@ -1875,6 +1875,38 @@ def test_an_sgd_subclass_with_its_own_step_is_replayed_with_it(also_private: boo
     assert _SCRATCH not in captured.source()[0]
 
 
+@pytest.mark.parametrize("when", ["before the recording", "after it"])
+def test_a_wrapper_set_on_sgds_step_runs_in_every_replay(
+    when: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay calls the ``step`` bound when it recorded, and on NumPy SGD's ``_step``
+    itself (to let it write ``lr * grad`` into the gradients). A wrapper set on the
+    class's ``step`` (a trainer's logging), before the recording or after it, must still
+    run at every call: the call records again, and the replay calls ``step()``, with
+    eager's values."""
+    calls = []
+    sgd = minitorch.optim.SGD
+    real = sgd.step
+
+    def counting(self: Any) -> None:
+        calls.append(1)
+        real(self)
+
+    eager_ps, _, _ = _model("float64")
+    ps, _, _ = _model("float64")
+    eager, opt = sgd(eager_ps, lr=0.05), sgd(ps, lr=0.05)
+    train, step = _train(eager_ps, eager), minitorch.capture(_train(ps, opt), optimizer=opt)
+    if when == "before the recording":
+        monkeypatch.setattr(sgd, "step", counting)
+    for i, (x, y) in enumerate(_batches(6, 4, "float64")):
+        if i == 3 and when == "after it":
+            monkeypatch.setattr(sgd, "step", counting)
+        np.testing.assert_array_equal(_host(step(x, y)), _host(train(x, y)))
+        _assert_same_params(ps, eager_ps)
+    assert len(calls) == (12 if when == "before the recording" else 6)  # eager's too
+    assert _SCRATCH not in step.source()[-1]
+
+
 def test_an_optimizer_step_set_on_the_instance_between_calls_records_again() -> None:
     """``opt.step`` replaced between calls (a trainer wrapping it): the replay would call
     the old one, so the step records again."""

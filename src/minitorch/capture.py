@@ -939,10 +939,12 @@ class _Program:
             and keeps_none[ins.opt]
             and _last_reader_of_grads(ins, i, last, stay)
         }
-        #: the optimizers (by index) whose steps read gradients in a graph's memory
-        self.lenders = sorted(
-            {ins.opt for i, ins in enumerate(kept) if type(ins) is _Host and i in lends}
-        )
+        #: the optimizers (by index) the replay trusts to keep no gradient: their steps
+        #: read the gradients in a graph's memory, or overwrite them (NumPy's SGD)
+        self.trusted: set[int] = {
+            ins.opt for i, ins in enumerate(kept) if type(ins) is _Host and i in lends
+        }
+        self.lends = bool(lends)
         #: the graph runners of the program
         self.graphs: list[Any] = []
         host_reads = {
@@ -1061,6 +1063,7 @@ class _Program:
                 fast = scratch[ins.opt]
                 if writable and fast and _scratch_grads(ins, i, rec.values, writable, stay):
                     self.scratch += 1
+                    self.trusted.add(ins.opt)
                     note = "step(), free to overwrite the gradients: nothing reads them after"
                     lines.append(f"{src.name(fast, 'H')}()  # {note}")
                     # dropped at once: a guard or a call failing later leaves no parameter
@@ -1105,7 +1108,7 @@ class _Program:
         """After a failed replay: each parameter's gradient still in a graph's memory
         (handed to an optimizer's step uncopied), which the next launch rewrites,
         becomes a copy, as eager would have left it."""
-        if not self.lenders:
+        if not self.lends:
             return
         for p in params:
             g = p._grad
@@ -1556,8 +1559,8 @@ class Captured:
             parts.append(_arg_key(a, arrays))
         for k, v in kwargs.items():
             parts.append((k, _arg_key(v, arrays)))
-        for opt in self.optimizers:  # a step() set on the instance between calls
-            parts.append(opt.__dict__.get("step"))
+        for opt in self.optimizers:  # a step() set on the instance or class between calls
+            parts.append((opt.__dict__.get("step"), getattr(type(opt), "step", None)))
         for p in params:
             d, g = p.data, p._grad
             grad = None if g is None else (g.shape, g.dtype, _layout(g))
@@ -1576,9 +1579,10 @@ class Captured:
         prog = self._programs.get(key)
         if prog is None:
             return self._record(key, args, kwargs, params)
-        if prog.lenders and not all(_keeps_no_gradient(self.optimizers[j]) for j in prog.lenders):
+        if prog.trusted and not all(_keeps_no_gradient(self.optimizers[j]) for j in prog.trusted):
             # a method of the optimizer was replaced since the recording: its step may
             # keep the gradients now, which the recording hands it in a graph's memory
+            # (or lets NumPy's SGD overwrite, calling its _step, not the new step)
             del self._programs[key]
             return self._record(key, args, kwargs, params)
         try:
@@ -1914,13 +1918,13 @@ def _is_optimizer(x: Any) -> bool:
 
 def _scratch_step(opt: Any) -> Callable[[], Any] | None:
     """``opt.step()`` that may overwrite the gradients' arrays (``Optimizer._step``),
-    where minitorch's own class defines both (None: a subclass overrides either, or the
-    instance has its own)."""
-    if "step" in vars(opt) or "_step" in vars(opt):
+    where ``opt`` is one of minitorch's own optimizers as defined (so the replay may
+    call its ``_step`` for its ``step``: no method replaced, :func:`_keeps_no_gradient`)
+    and one class defines both (SGD). None otherwise: the replay calls ``step()``."""
+    if not _keeps_no_gradient(opt):
         return None
     mro = type(opt).__mro__
-    owner = next(c for c in mro if "step" in vars(c))
-    if owner.__module__ != _OPTIM or owner is not next(c for c in mro if "_step" in vars(c)):
+    if next(c for c in mro if "step" in vars(c)) is not next(c for c in mro if "_step" in vars(c)):
         return None
     return functools.partial(opt._step, True)
 
