@@ -22,7 +22,7 @@ import tomllib
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import array_api_compat.numpy as compat_numpy
 import numpy as np
@@ -32,6 +32,7 @@ import minitorch
 from minitorch.backend import (
     BACKENDS,
     _cupy,
+    _fallback,
     device_name,
     make_backend,
     resolve,
@@ -476,6 +477,134 @@ def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
     np.testing.assert_array_equal(r, [0, 2, 4])
     assert entered[-1] == "dev1"
     assert fns["full"]((2,), 1.5).dtype == np.float64 and fns["full"]((2,), 1).dtype == np.int64
+
+
+class _ElementwiseKernel:
+    """A stand-in for ``cupy.ElementwiseKernel`` that runs minitorch's kernels on NumPy as
+    their CUDA C reads (written here from that C, not from ``_fallback``'s formulas):
+    output element ``i`` in C order, a ``raw`` argument indexed by its flat C-order
+    element number. It refuses what CuPy would get wrong or refuse: two dtypes for one
+    type letter, a non-integer ``I``, a raw argument that is not C-contiguous."""
+
+    calls: ClassVar[list[str]] = []
+
+    def __init__(self, ins: str, outs: str, body: str, name: str) -> None:
+        self.params = [p.split() for p in ins.split(",")]
+        self.name = name.removeprefix("minitorch_")
+        assert name.startswith("minitorch_") and body
+
+    def __call__(self, *args: Any) -> Any:
+        assert len(args) == len(self.params)
+        letters: dict[str, Any] = {}
+        for spec, a in zip(self.params, args, strict=True):
+            kind = spec[-2]
+            if len(kind) == 1:  # a type letter: one dtype for all its arguments
+                assert letters.setdefault(kind, a.dtype) == a.dtype
+            if spec[0] == "raw":
+                assert a.flags.c_contiguous
+        if "I" in letters:
+            assert letters["I"].kind in "iu"
+        type(self).calls.append(self.name)
+        return getattr(self, self.name)(*args)
+
+    @staticmethod
+    def relu_backward(g: Any, y: Any) -> Any:
+        return np.where(y != 0, g, g.dtype.type(0))
+
+    @staticmethod
+    def tanh_backward(g: Any, y: Any) -> Any:
+        return g * (g.dtype.type(1) - y * y)
+
+    @staticmethod
+    def sigmoid_backward(g: Any, y: Any) -> Any:
+        return g * y * (g.dtype.type(1) - y)
+
+    @staticmethod
+    def cross_entropy_losses(s: Any, z: Any, t: Any, c: int) -> Any:
+        i = np.arange(t.size)
+        return np.log(z.ravel()[i]) - s.ravel()[i * c + t]
+
+    @staticmethod
+    def cross_entropy_gradient(e: Any, z: Any, t: Any, c: int) -> Any:
+        i = np.arange(e.size).reshape(e.shape)
+        r = i // c
+        return e / z.ravel()[r] - (i - r * c == t.ravel()[r]).astype(e.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cupy_vjp_kernels_give_the_formulas_values_in_one_launch(dtype: str) -> None:
+    """The activations' gradients: the kernel for one float dtype (bit for bit the
+    formula, as NumPy runs the C here), the formula for mixed or other dtypes."""
+    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel)
+    rng = np.random.default_rng(2)
+    g = rng.standard_normal((4, 5)).astype(dtype)
+    out = rng.uniform(-1, 1, (4, 5)).astype(dtype)
+    out[0, :3] = [0.0, -0.0, np.nan]  # relu: an inactive unit, its sign, a nan passes g
+    for name in ("relu_backward", "tanh_backward", "sigmoid_backward"):
+        formula = getattr(_fallback, name)
+        _ElementwiseKernel.calls.clear()
+        got = kernels[name](g, out)
+        assert _ElementwiseKernel.calls == [name] and got.dtype == g.dtype
+        np.testing.assert_array_equal(got, formula(compat_numpy, g, out))
+        for a, b in ((g, out.astype("float16")), (g.astype("float16"), out.astype("float16"))):
+            _ElementwiseKernel.calls.clear()
+            mixed = kernels[name](a, b)
+            assert _ElementwiseKernel.calls == []  # the formula, which promotes
+            assert mixed.dtype == np.result_type(a, b)
+            np.testing.assert_array_equal(mixed, formula(compat_numpy, a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cupy_cross_entropy_kernel_gives_the_formulas_losses_and_gradient(dtype: str) -> None:
+    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((7, 5)) * 30).astype(dtype)
+    x[2, 1] = -np.inf  # exp of it is 0: its loss is finite unless it is the target
+    for logits in (x, np.asarray(x.T.copy().T)):  # C-contiguous, and a column-major one
+        for t in (rng.integers(0, 5, 7), np.array([4, 0, 1, 3, 3, 2, 0], dtype=np.uint8)):
+            _ElementwiseKernel.calls.clear()
+            nll, d = kernels["softmax_cross_entropy"](logits, t[::-1][::-1])
+            assert _ElementwiseKernel.calls == ["cross_entropy_losses", "cross_entropy_gradient"]
+            want_nll, want_d = _fallback.softmax_cross_entropy(compat_numpy, logits, t)
+            assert nll.shape == (7, 1) and d.shape == (7, 5) and d.dtype == nll.dtype == x.dtype
+            np.testing.assert_array_equal(nll, want_nll)
+            np.testing.assert_array_equal(d, want_d)
+    # the loss of a target whose logit is -inf is inf, as the formula's
+    nll, _ = kernels["softmax_cross_entropy"](x, np.array([0, 0, 1, 0, 0, 0, 0]))
+    assert nll[2, 0] == np.inf
+
+
+def test_cupy_vjp_kernels_train_as_the_numpy_backend() -> None:
+    """A step of a small MLP (relu, tanh, sigmoid, cross-entropy) on a backend with CuPy's
+    kernels, run on NumPy: the loss and every gradient are NumPy's backend's, bit for bit."""
+    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel)
+    cupy_like = make_backend("numpy", compat_numpy, np, device="cpu", vjp_kernels=kernels)
+    plain = make_backend("numpy", compat_numpy, np, device="cpu")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in ((6, 8), (8, 8), (8, 3), (10, 6))]
+    targets = rng.integers(0, 3, 10)
+    grads = []
+    _ElementwiseKernel.calls.clear()
+    for be in (cupy_like, plain):
+        w1, w2, w3, x = (minitorch.Tensor._make(a, be, None) for a in arrays)
+        for w in (w1, w2, w3):
+            w.requires_grad_()
+        h = (x @ w1).relu()
+        h = (h @ w2).tanh().sigmoid()
+        loss = minitorch.cross_entropy(h @ w3, minitorch.Tensor._make(targets, be, None))
+        loss.backward()
+        grads.append([np.asarray(v) for v in (loss.data, w1.grad, w2.grad, w3.grad)])
+    assert sorted(_ElementwiseKernel.calls) == sorted(
+        [
+            "cross_entropy_losses",
+            "cross_entropy_gradient",
+            "sigmoid_backward",
+            "tanh_backward",
+            "relu_backward",
+        ]
+    )
+    for got, want in zip(*grads, strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_cupy_native_functions_agree_with_the_compat_wrappers() -> None:

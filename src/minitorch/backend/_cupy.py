@@ -1,4 +1,5 @@
-"""CuPy (CUDA GPU): ``cupy.add.at`` for scatter-add, cupyx for erf.
+"""CuPy (CUDA GPU): ``cupy.add.at`` for scatter-add, cupyx for erf, minitorch's own
+elementwise kernels for the activations' gradients and the cross-entropy.
 
 Like ``_numpy``, the hot path calls CuPy's own functions where they already behave as
 the standard says, skipping array-api-compat's Python wrappers; creation functions run
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Backend, contiguous, make_backend, resolve_device
+from . import Backend, _fallback, contiguous, make_backend, resolve_device
 
 Scope = Callable[[Any], contextlib.AbstractContextManager[Any]]
 
@@ -213,6 +214,72 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
     }
 
 
+#: minitorch's own CuPy kernels for ``_fallback``'s VJP kernels, one launch each where
+#: the formulas make two (the activations) or eight (the cross-entropy tail):
+#: (inputs, outputs, the CUDA C run for element ``i``). ``T`` is the arguments' float
+#: type, ``I`` the targets' integer type; a ``raw`` argument is indexed by hand, by its
+#: C-order element number (it is passed C-contiguous).
+KERNELS: dict[str, tuple[str, str, str]] = {
+    # g where relu's output is not 0 (nan included), as where(y != 0, g, 0)
+    "relu_backward": ("T g, T y", "T z", "z = y != (T)0 ? g : (T)0"),
+    "tanh_backward": ("T g, T y", "T z", "z = g * ((T)1 - y * y)"),
+    "sigmoid_backward": ("T g, T y", "T z", "z = g * y * ((T)1 - y)"),
+    # row i's loss: log(z[i]) - s[i, t[i]], for shifted logits s (n, c), z = sum(exp(s))
+    "cross_entropy_losses": (
+        "raw T s, raw T z, I t, int64 c",
+        "T nll",
+        "nll = log(z[i]) - s[i * c + t]",
+    ),
+    # softmax minus the one-hot targets: e / z[r] - (j == t[r]) at row r, column j
+    "cross_entropy_gradient": (
+        "T e, raw T z, raw I t, int64 c",
+        "T d",
+        "const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)",
+    ),
+}
+
+
+def vjp_kernels(lib: Any, compat: Any, kernel: Any) -> dict[str, Callable[..., Any]]:
+    """The VJP kernels as :data:`KERNELS` made by ``kernel`` (``cupy.ElementwiseKernel``)
+    for float32 and float64 arguments of one dtype; any other dtypes go through
+    ``_fallback``'s formulas, which promote. Each kernel computes the formula's
+    expression in the formula's order: the same values, up to the rounding of a multiply
+    and an add that the CUDA compiler may fuse (``1 - y * y``)."""
+    made = {
+        name: kernel(ins, outs, body, f"minitorch_{name}")
+        for name, (ins, outs, body) in KERNELS.items()
+    }
+
+    def activation(name: str) -> Callable[[Any, Any], Any]:
+        fused, formula = made[name], getattr(_fallback, name)
+
+        def run(g: Any, out: Any) -> Any:
+            if g.dtype == out.dtype and g.dtype.char in "fd":
+                return fused(g, out)
+            return formula(compat, g, out)
+
+        run.__name__ = run.__qualname__ = name
+        return run
+
+    losses, gradient = made["cross_entropy_losses"], made["cross_entropy_gradient"]
+
+    def softmax_cross_entropy(x: Any, t: Any) -> tuple[Any, Any]:
+        if x.dtype.char not in "fd":
+            return _fallback.softmax_cross_entropy(compat, x, t)
+        n, c = x.shape
+        s = lib.ascontiguousarray(x - lib.max(x, axis=1, keepdims=True))  # keeps exp finite
+        e = lib.exp(s)
+        z = lib.sum(e, axis=1, keepdims=True)  # (n, 1): C-contiguous
+        t = lib.ascontiguousarray(t)
+        return lib.reshape(losses(s, z, t, c), (n, 1)), gradient(e, z, t, c)
+
+    names = ("relu_backward", "tanh_backward", "sigmoid_backward")
+    return {
+        **{name: activation(name) for name in names},
+        "softmax_cross_entropy": softmax_cross_entropy,
+    }
+
+
 def products(
     functions: dict[str, Callable[..., Any]], linalg: Any, compute_type: int
 ) -> dict[str, Callable[..., Any]]:
@@ -268,4 +335,5 @@ def load() -> Backend:
         owns=owns,
         overrides={**native, **products(native, linalg, COMPUTE_TYPE_DEFAULT)},
         tf32_overrides=products(native, linalg, COMPUTE_TYPE_TF32) if tf32 else None,
+        vjp_kernels=vjp_kernels(cupy, compat, cupy.ElementwiseKernel),
     )
