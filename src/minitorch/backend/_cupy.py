@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -196,9 +197,11 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
     """The functions that skip array-api-compat's wrapper: ``lib``'s own where it
     conforms (``transpose`` is what the wrapper of ``permute_dims`` calls; creation
     functions are the wrappers' calls without their device check, inside ``scope``),
-    the methods for ``astype``/``reshape``, a cache for ``isdtype``."""
+    the methods for ``astype``/``reshape``, a cache for ``isdtype``, and ``x1 @ x2`` for
+    ``matmul``: CuPy's ``matmul`` is a generalized ufunc, whose Python layer checks its
+    keyword arguments before it calls the product that the operator calls directly."""
     return {
-        "matmul": lib.matmul,
+        "matmul": operator.matmul,  # CuPy's product itself; lib.matmul is a gufunc's wrapper
         "tensordot": lib.tensordot,
         "permute_dims": lib.transpose,
         "matrix_transpose": _matrix_transpose,
