@@ -607,6 +607,81 @@ def test_cupy_vjp_kernels_train_as_the_numpy_backend() -> None:
         np.testing.assert_array_equal(got, want)
 
 
+class _ReductionKernel:
+    """A stand-in for ``cupy.ReductionKernel`` running :data:`_cupy.IN_RANGE` on NumPy as
+    its C reads: each element compared with the int64 bounds after C's promotions (an
+    integer of at most 32 bits, or int64, widens to int64 exactly; uint64 would compare
+    with a negative bound as unsigned, and is refused here), reduced with ``&&`` from
+    ``true``."""
+
+    calls: ClassVar[list[str]] = []
+
+    def __init__(self, *spec: str) -> None:
+        assert spec[:-1] == _cupy.IN_RANGE and spec[-1] == "minitorch_all_in_range"
+
+    def __call__(self, x: Any, low: int, high: int) -> Any:
+        assert x.dtype.kind in "iu" and x.dtype != np.uint64
+        assert type(low) is int and type(high) is int
+        type(self).calls.append("all_in_range")
+        wide = x.astype(np.int64)
+        return np.asarray(bool(np.all((wide >= low) & (wide < high))))
+
+
+def test_cupy_range_check_is_one_reduction_with_the_formulas_answer() -> None:
+    all_in_range = _cupy.all_in_range_with(compat_numpy, _ReductionKernel)
+    rng = np.random.default_rng(5)
+    for dtype in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        info = np.iinfo(dtype)
+        for values in (
+            rng.integers(max(info.min, -9), min(info.max, 9), 40).astype(dtype),
+            np.array([], dtype=dtype),
+            np.array(3, dtype=dtype),
+            np.array([info.min, info.max], dtype=dtype),
+        ):
+            for low, high in ((0, 5), (-5, 5), (-10, 10), (0, 1), (-3, 0)):
+                _ReductionKernel.calls.clear()
+                got = all_in_range(values, low, high)
+                want = _fallback.all_in_range(compat_numpy, values, low, high)
+                assert got.shape == () and got.dtype == np.bool_
+                assert bool(got) == bool(want), (dtype, values, low, high)
+                assert _ReductionKernel.calls == ([] if dtype == "uint64" else ["all_in_range"])
+
+
+def test_cupy_range_checks_refuse_what_numpys_backend_refuses() -> None:
+    """cross_entropy's targets and take's indices, checked by CuPy's reduction (on
+    NumPy): the same values, and the same errors, as NumPy's backend."""
+    _ReductionKernel.calls.clear()
+    cupy_like = make_backend(
+        "numpy",
+        compat_numpy,
+        np,
+        device="cpu",
+        all_in_range=_cupy.all_in_range_with(compat_numpy, _ReductionKernel),
+        vjp_kernels=_cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel),
+    )
+    plain = make_backend("numpy", compat_numpy, np, device="cpu")
+    logits = np.random.default_rng(6).standard_normal((4, 3))
+    results = []
+    for be in (cupy_like, plain):
+        t = functools.partial(minitorch.Tensor._make, backend=be, node=None)
+        x = t(logits)
+        loss = minitorch.cross_entropy(x, t(np.array([2, 0, 1, 2], dtype=np.uint8)))
+        taken = minitorch.take(x, t(np.array([-1, 0, 11])))
+        errors = []
+        for bad in ([0, 3, 1, 2], [0, -1, 1, 2]):
+            with pytest.raises(minitorch.OpError) as info:
+                minitorch.cross_entropy(x, t(np.array(bad)))
+            errors.append(str(info.value))
+        for bad in ([0, 12], [-13, 0]):
+            with pytest.raises(minitorch.OpError) as info:
+                minitorch.take(x, t(np.array(bad)))
+            errors.append(str(info.value))
+        results.append((float(loss.data), taken.data.tolist(), errors))
+    assert results[0] == results[1]
+    assert "got 3 in targets" in results[0][2][0] and "out of range [-12, 12)" in results[0][2][2]
+    assert _ReductionKernel.calls.count("all_in_range") == 6
+
+
 def test_cupy_native_functions_agree_with_the_compat_wrappers() -> None:
     scope, _ = _scope()
     fns = _cupy.native_functions(np, compat_numpy, scope)

@@ -66,7 +66,9 @@ class Backend:
         ``numpy``, ``torch``, ``array_api_strict``, ``jax`` or ``cupy``.
     xp : namespace
         The Array API namespace, extended with ``erf(x)``,
-        ``scatter_add(n, index, values)``, ``setitem``, ``zeros_with`` and the VJP
+        ``scatter_add(n, index, values)``, ``all_in_range(x, low, high)`` (a 0-d
+        boolean: the check of an index's or a class target's range), ``setitem``,
+        ``zeros_with`` and the VJP
         kernels (``relu_backward(g, out)``, ``tanh_backward``, ``sigmoid_backward``,
         ``softmax_backward(g, out, axis)``, ``log_softmax_backward``,
         ``softmax_cross_entropy(x, t)``).
@@ -241,6 +243,7 @@ def make_backend(
     mutable: bool = True,
     erf: Callable[[Array], Array] | None = None,
     scatter_add: Callable[[int, Array, Array], Array] | None = None,
+    all_in_range: Callable[[Array, int, int], Array] | None = None,
     to_numpy: Callable[[Array], np.ndarray] = _fallback.to_numpy,
     from_numpy: Callable[[np.ndarray, Any, Any], Array] | None = None,
     setitem: Callable[[Array, Any, Array], Array] | None = None,
@@ -272,6 +275,9 @@ def make_backend(
     def _scatter_add(n: int, index: Array, values: Array) -> Array:
         return _fallback.scatter_add(xp, n, index, values)
 
+    def _all_in_range(x: Array, low: int, high: int) -> Array:
+        return _fallback.all_in_range(xp, x, low, high)
+
     def _from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Array:
         return xp.asarray(contiguous(a), dtype=dtype, device=device)
 
@@ -291,6 +297,7 @@ def make_backend(
         xp_module,
         erf=erf or _erf,
         scatter_add=scatter_add or _scatter_add,
+        all_in_range=all_in_range or _all_in_range,
         setitem=setitem,
         zeros_with=_zeros_with,
         linalg=_fallback.linalg_namespace(xp_module),

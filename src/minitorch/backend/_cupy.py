@@ -1,5 +1,6 @@
 """CuPy (CUDA GPU): ``cupy.add.at`` for scatter-add, cupyx for erf, minitorch's own
-elementwise kernels for the activations' gradients and the cross-entropy.
+elementwise kernels for the activations' gradients and the cross-entropy, and one
+reduction for the range check of indices and class targets.
 
 Like ``_numpy``, the hot path calls CuPy's own functions where they already behave as
 the standard says, skipping array-api-compat's Python wrappers; creation functions run
@@ -283,6 +284,32 @@ def vjp_kernels(lib: Any, compat: Any, kernel: Any) -> dict[str, Callable[..., A
     }
 
 
+#: ``all_in_range`` as one reduction, where the formula makes four launches: (inputs,
+#: output, map, reduce, post-map, identity). In C a uint64 ``x`` would compare with a
+#: negative ``low`` as unsigned: that dtype goes through the formula.
+IN_RANGE = (
+    "T x, int64 low, int64 high",
+    "bool ok",
+    "x >= low && x < high",
+    "a && b",
+    "ok = a",
+    "true",
+)
+
+
+def all_in_range_with(compat: Any, reduction: Any) -> Callable[[Any, int, int], Any]:
+    """``all_in_range(x, low, high)`` made by ``reduction`` (``cupy.ReductionKernel``)
+    from :data:`IN_RANGE`, for the integer dtypes of at most 32 bits and int64."""
+    kernel = reduction(*IN_RANGE, "minitorch_all_in_range")
+
+    def all_in_range(x: Any, low: int, high: int) -> Any:
+        if x.dtype.kind == "i" or (x.dtype.kind == "u" and x.dtype.itemsize < 8):
+            return kernel(x, low, high)
+        return _fallback.all_in_range(compat, x, low, high)
+
+    return all_in_range
+
+
 def products(
     functions: dict[str, Callable[..., Any]], linalg: Any, compute_type: int
 ) -> dict[str, Callable[..., Any]]:
@@ -332,6 +359,7 @@ def load() -> Backend:
         device=cupy.cuda.Device(cupy.cuda.runtime.getDevice()),
         erf=cupyx.scipy.special.erf,
         scatter_add=scatter_add_with(cupy, scope),
+        all_in_range=all_in_range_with(compat, cupy.ReductionKernel),
         to_numpy=lambda x: cupy.asnumpy(x),
         from_numpy=from_numpy,
         parse_device=parse_device,

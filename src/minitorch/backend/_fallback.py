@@ -95,6 +95,13 @@ def erf(xp: Any, x: Array) -> Array:
     return xp.where(ax <= 1.0, small, large)
 
 
+def all_in_range(xp: Any, x: Array, low: int, high: int) -> Array:
+    """Whether every element of the integer array ``x`` lies in ``[low, high)``: a 0-d
+    boolean array (True for no elements), which an op reads on the host to refuse an
+    index or class target out of range."""
+    return xp.all(xp.logical_and(x >= low, x < high))
+
+
 def scatter_add(xp: Any, n: int, index: Array, values: Array) -> Array:
     """Sum the rows of ``values`` into ``n`` rows at ``index``; repeats accumulate.
 

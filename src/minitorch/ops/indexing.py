@@ -215,7 +215,7 @@ def _check_indices(xp: Any, indices: Any, n: int, op: str, negative: bool = True
         raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
     low = -n if negative else 0
     # one device-to-host read (a GPU sync) per check; PyTorch asserts on the device
-    if math.prod(indices.shape) and bool(xp.any(xp.logical_or(indices < low, indices >= n))):
+    if math.prod(indices.shape) and not bool(xp.all_in_range(indices, low, n)):
         raise OpError(
             f"{op}: an index is out of range [{low}, {n}) "
             f"(indices go from {int(xp.min(indices))} to {int(xp.max(indices))})"

@@ -314,7 +314,7 @@ def _kept_targets(xp: Any, t: Any, c: int, ignore_index: int) -> Any:
         return None
     # the usual case, with one device-to-host read (a GPU sync; PyTorch asserts on the
     # device instead)
-    if not 0 <= ignore_index < c and bool(xp.all(xp.logical_and(t >= 0, t < c))):
+    if not 0 <= ignore_index < c and bool(xp.all_in_range(t, 0, c)):
         return None
     kept = t != ignore_index
     bad = xp.logical_and(xp.logical_or(t < 0, t >= c), kept)
