@@ -520,6 +520,14 @@ class _ElementwiseKernel:
         return g * y * (g.dtype.type(1) - y)
 
     @staticmethod
+    def softmax_backward(g: Any, y: Any, r: Any) -> Any:
+        return y * (g - r)
+
+    @staticmethod
+    def log_softmax_backward(g: Any, y: Any, r: Any) -> Any:
+        return g - np.exp(y) * r
+
+    @staticmethod
     def cross_entropy_losses(s: Any, z: Any, t: Any, c: int) -> Any:
         i = np.arange(t.size)
         return np.log(z.ravel()[i]) - s.ravel()[i * c + t]
@@ -535,7 +543,7 @@ class _ElementwiseKernel:
 def test_cupy_vjp_kernels_give_the_formulas_values_in_one_launch(dtype: str) -> None:
     """The activations' gradients: the kernel for one float dtype (bit for bit the
     formula, as NumPy runs the C here), the formula for mixed or other dtypes."""
-    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel)
+    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel, _ReductionKernel)
     rng = np.random.default_rng(2)
     g = rng.standard_normal((4, 5)).astype(dtype)
     out = rng.uniform(-1, 1, (4, 5)).astype(dtype)
@@ -552,11 +560,34 @@ def test_cupy_vjp_kernels_give_the_formulas_values_in_one_launch(dtype: str) -> 
             assert _ElementwiseKernel.calls == []  # the formula, which promotes
             assert mixed.dtype == np.result_type(a, b)
             np.testing.assert_array_equal(mixed, formula(compat_numpy, a, b))
+    # the softmax family: a reduction along the axis (CuPy's sum for log-softmax's), then
+    # one kernel; a 0-d output (axis None) and mixed dtypes go through the formula
+    x = rng.standard_normal((3, 4, 5)).astype(dtype)
+    for axis in (0, 1, -1):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        s = e / e.sum(axis=axis, keepdims=True)
+        g3 = rng.standard_normal(x.shape).astype(dtype)
+        for name, out, kernel_calls in (
+            ("softmax_backward", s, ["softmax_dot", "softmax_backward"]),
+            ("log_softmax_backward", np.log(s), ["log_softmax_backward"]),
+        ):
+            formula = getattr(_fallback, name)
+            _ElementwiseKernel.calls.clear()
+            _ReductionKernel.calls.clear()
+            got = kernels[name](g3, out, axis)
+            assert _ReductionKernel.calls + _ElementwiseKernel.calls == kernel_calls
+            assert got.dtype == g3.dtype and got.shape == g3.shape
+            np.testing.assert_array_equal(got, formula(compat_numpy, g3, out, axis))
+            _ElementwiseKernel.calls.clear()
+            _ReductionKernel.calls.clear()
+            for args in ((g3, out.astype("float16"), axis), (g3[0, 0, 0], out[0, 0, 0], None)):
+                np.testing.assert_array_equal(kernels[name](*args), formula(compat_numpy, *args))
+            assert _ReductionKernel.calls + _ElementwiseKernel.calls == []
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_cupy_cross_entropy_kernel_gives_the_formulas_losses_and_gradient(dtype: str) -> None:
-    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel)
+    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel, _ReductionKernel)
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((7, 5)) * 30).astype(dtype)
     x[2, 1] = -np.inf  # exp of it is 0: its loss is finite unless it is the target
@@ -577,7 +608,7 @@ def test_cupy_cross_entropy_kernel_gives_the_formulas_losses_and_gradient(dtype:
 def test_cupy_vjp_kernels_train_as_the_numpy_backend() -> None:
     """A step of a small MLP (relu, tanh, sigmoid, cross-entropy) on a backend with CuPy's
     kernels, run on NumPy: the loss and every gradient are NumPy's backend's, bit for bit."""
-    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel)
+    kernels = _cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel, _ReductionKernel)
     cupy_like = make_backend("numpy", compat_numpy, np, device="cpu", vjp_kernels=kernels)
     plain = make_backend("numpy", compat_numpy, np, device="cpu")
     rng = np.random.default_rng(4)
@@ -585,12 +616,13 @@ def test_cupy_vjp_kernels_train_as_the_numpy_backend() -> None:
     targets = rng.integers(0, 3, 10)
     grads = []
     _ElementwiseKernel.calls.clear()
+    _ReductionKernel.calls.clear()
     for be in (cupy_like, plain):
         w1, w2, w3, x = (minitorch.Tensor._make(a, be, None) for a in arrays)
         for w in (w1, w2, w3):
             w.requires_grad_()
         h = (x @ w1).relu()
-        h = (h @ w2).tanh().sigmoid()
+        h = minitorch.softmax((h @ w2).tanh().sigmoid(), axis=0)
         loss = minitorch.cross_entropy(h @ w3, minitorch.Tensor._make(targets, be, None))
         loss.backward()
         grads.append([np.asarray(v) for v in (loss.data, w1.grad, w2.grad, w3.grad)])
@@ -601,30 +633,46 @@ def test_cupy_vjp_kernels_train_as_the_numpy_backend() -> None:
             "sigmoid_backward",
             "tanh_backward",
             "relu_backward",
+            "softmax_backward",
         ]
     )
+    assert _ReductionKernel.calls == ["softmax_dot"]
     for got, want in zip(*grads, strict=True):
         np.testing.assert_array_equal(got, want)
 
 
 class _ReductionKernel:
-    """A stand-in for ``cupy.ReductionKernel`` running :data:`_cupy.IN_RANGE` on NumPy as
-    its C reads: each element compared with the int64 bounds after C's promotions (an
-    integer of at most 32 bits, or int64, widens to int64 exactly; uint64 would compare
-    with a negative bound as unsigned, and is refused here), reduced with ``&&`` from
-    ``true``."""
+    """A stand-in for ``cupy.ReductionKernel`` running minitorch's reductions on NumPy as
+    their C reads. ``all_in_range``: each element compared with the int64 bounds after
+    C's promotions (an integer of at most 32 bits, or int64, widens to int64 exactly;
+    uint64 would compare with a negative bound as unsigned, and is refused here), reduced
+    with ``&&`` from ``true``. ``softmax_dot``: the products of one float dtype, summed
+    along ``axis`` (keepdims)."""
 
     calls: ClassVar[list[str]] = []
 
     def __init__(self, *spec: str) -> None:
-        assert spec[:-1] == _cupy.IN_RANGE and spec[-1] == "minitorch_all_in_range"
+        self.name = spec[-1].removeprefix("minitorch_")
+        assert (
+            spec[:-1]
+            == {"all_in_range": _cupy.IN_RANGE, "softmax_dot": _cupy.SOFTMAX_DOT}[self.name]
+        )
 
-    def __call__(self, x: Any, low: int, high: int) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        type(self).calls.append(self.name)
+        return getattr(self, self.name)(*args, **kwargs)
+
+    @staticmethod
+    def all_in_range(x: Any, low: int, high: int) -> Any:
         assert x.dtype.kind in "iu" and x.dtype != np.uint64
         assert type(low) is int and type(high) is int
-        type(self).calls.append("all_in_range")
         wide = x.astype(np.int64)
         return np.asarray(bool(np.all((wide >= low) & (wide < high))))
+
+    @staticmethod
+    def softmax_dot(g: Any, y: Any, *, axis: int, keepdims: bool) -> Any:
+        assert g.dtype == y.dtype and keepdims
+        return np.sum(g * y, axis=axis, keepdims=True)
 
 
 def test_cupy_range_check_is_one_reduction_with_the_formulas_answer() -> None:
@@ -657,7 +705,7 @@ def test_cupy_range_checks_refuse_what_numpys_backend_refuses() -> None:
         np,
         device="cpu",
         all_in_range=_cupy.all_in_range_with(compat_numpy, _ReductionKernel),
-        vjp_kernels=_cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel),
+        vjp_kernels=_cupy.vjp_kernels(np, compat_numpy, _ElementwiseKernel, _ReductionKernel),
     )
     plain = make_backend("numpy", compat_numpy, np, device="cpu")
     logits = np.random.default_rng(6).standard_normal((4, 3))

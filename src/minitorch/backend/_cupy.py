@@ -219,7 +219,8 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
 
 
 #: minitorch's own CuPy kernels for ``_fallback``'s VJP kernels, one launch each where
-#: the formulas make two (the activations) or eight (the cross-entropy tail):
+#: the formulas make two (the activations), three (the softmax family's, after their
+#: reduction) or eight (the cross-entropy tail):
 #: (inputs, outputs, the CUDA C run for element ``i``). ``T`` is the arguments' float
 #: type, ``I`` the targets' integer type; a ``raw`` argument is indexed by hand, by its
 #: C-order element number (it is passed C-contiguous).
@@ -234,6 +235,9 @@ KERNELS: dict[str, tuple[str, str, str]] = {
         "T nll",
         "nll = log(z[i]) - s[i * c + t]",
     ),
+    # the softmax family's gradients, given the reduction r along their axis (keepdims)
+    "softmax_backward": ("T g, T y, T r", "T z", "z = y * (g - r)"),
+    "log_softmax_backward": ("T g, T y, T r", "T z", "z = g - exp(y) * r"),
     # softmax minus the one-hot targets: e / z[r] - (j == t[r]) at row r, column j
     "cross_entropy_gradient": (
         "T e, raw T z, raw I t, int64 c",
@@ -243,8 +247,16 @@ KERNELS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def vjp_kernels(lib: Any, compat: Any, kernel: Any) -> dict[str, Callable[..., Any]]:
-    """The VJP kernels as :data:`KERNELS` made by ``kernel`` (``cupy.ElementwiseKernel``)
+#: sum(g * y) along an axis, as a reduction of the products made on the fly (softmax's
+#: gradient): (inputs, output, map, reduce, post-map, identity)
+SOFTMAX_DOT = ("T g, T y", "T r", "g * y", "a + b", "r = a", "0")
+
+
+def vjp_kernels(
+    lib: Any, compat: Any, kernel: Any, reduction: Any
+) -> dict[str, Callable[..., Any]]:
+    """The VJP kernels as :data:`KERNELS` made by ``kernel`` (``cupy.ElementwiseKernel``),
+    softmax's with :data:`SOFTMAX_DOT` made by ``reduction`` (``cupy.ReductionKernel``),
     for float32 and float64 arguments of one dtype; any other dtypes go through
     ``_fallback``'s formulas, which promote. Each kernel computes the formula's
     expression in the formula's order: the same values, up to the rounding of a multiply
@@ -265,6 +277,21 @@ def vjp_kernels(lib: Any, compat: Any, kernel: Any) -> dict[str, Callable[..., A
         run.__name__ = run.__qualname__ = name
         return run
 
+    dot = reduction(*SOFTMAX_DOT, "minitorch_softmax_dot")
+
+    def softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
+        # s * (g - sum(g * s)): one reduction and one kernel where the formula makes four
+        if axis is None or g.dtype != out.dtype or g.dtype.char not in "fd":
+            return _fallback.softmax_backward(compat, g, out, axis)
+        return made["softmax_backward"](g, out, dot(g, out, axis=axis, keepdims=True))
+
+    def log_softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
+        # g - exp(out) * sum(g): CuPy's sum and one kernel where the formula makes four
+        if axis is None or g.dtype != out.dtype or g.dtype.char not in "fd":
+            return _fallback.log_softmax_backward(compat, g, out, axis)
+        total = lib.sum(g, axis=axis, keepdims=True)
+        return made["log_softmax_backward"](g, out, total)
+
     losses, gradient = made["cross_entropy_losses"], made["cross_entropy_gradient"]
 
     def softmax_cross_entropy(x: Any, t: Any) -> tuple[Any, Any]:
@@ -280,6 +307,8 @@ def vjp_kernels(lib: Any, compat: Any, kernel: Any) -> dict[str, Callable[..., A
     names = ("relu_backward", "tanh_backward", "sigmoid_backward")
     return {
         **{name: activation(name) for name in names},
+        "softmax_backward": softmax_backward,
+        "log_softmax_backward": log_softmax_backward,
         "softmax_cross_entropy": softmax_cross_entropy,
     }
 
@@ -366,5 +395,5 @@ def load() -> Backend:
         owns=owns,
         overrides={**native, **products(native, linalg, COMPUTE_TYPE_DEFAULT)},
         tf32_overrides=products(native, linalg, COMPUTE_TYPE_TF32) if tf32 else None,
-        vjp_kernels=vjp_kernels(cupy, compat, cupy.ElementwiseKernel),
+        vjp_kernels=vjp_kernels(cupy, compat, cupy.ElementwiseKernel, cupy.ReductionKernel),
     )
