@@ -901,6 +901,65 @@ def test_torch_cuda_device_name_without_index_is_the_current_device() -> None:
     assert math.isfinite(float(t.sum().item()))
 
 
+def _cupy_gpu() -> bool:
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    try:
+        import cupy
+
+        return bool(cupy.cuda.is_available())
+    except Exception:  # a CuPy without its CUDA libraries
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cupy_gpu(), reason="needs CuPy and a CUDA GPU")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cupy_kernels_on_the_gpu_give_the_formulas_values(dtype: str) -> None:
+    """minitorch's own CuPy kernels (compiled here by CuPy), against the formulas they
+    replace run by CuPy's own functions: the activations', the softmax family's along each
+    axis, cross_entropy's with a column-major and a row-major logits array and three
+    target dtypes, and the range check for every integer dtype."""
+    import array_api_compat.cupy as compat_cupy
+    import cupy
+
+    kernels = _cupy.vjp_kernels(cupy, compat_cupy, cupy.ElementwiseKernel, cupy.ReductionKernel)
+    rtol = 1e-12 if dtype == "float64" else 2e-6
+    rng = np.random.default_rng(7)
+
+    def close(got: Any, want: Any) -> None:
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(cupy.asnumpy(got), cupy.asnumpy(want), rtol=rtol, atol=rtol)
+
+    g = cupy.asarray(rng.standard_normal((6, 7)).astype(dtype))
+    out = cupy.asarray(rng.uniform(-1, 1, (6, 7)).astype(dtype))
+    out[0, :3] = cupy.asarray([0.0, -0.0, np.nan], dtype=dtype)
+    for name in ("relu_backward", "tanh_backward", "sigmoid_backward"):
+        close(kernels[name](g, out), getattr(_fallback, name)(compat_cupy, g, out))
+    x = cupy.asarray(rng.standard_normal((3, 4, 5)).astype(dtype))
+    g3 = cupy.asarray(rng.standard_normal((3, 4, 5)).astype(dtype))
+    for axis in (0, 1, 2, -1):
+        s = cupy.exp(x - x.max(axis=axis, keepdims=True))
+        s = s / s.sum(axis=axis, keepdims=True)
+        for name, y in (("softmax_backward", s), ("log_softmax_backward", cupy.log(s))):
+            close(kernels[name](g3, y, axis), getattr(_fallback, name)(compat_cupy, g3, y, axis))
+    logits = cupy.asarray((rng.standard_normal((9, 5)) * 20).astype(dtype))
+    for lg in (logits, cupy.asfortranarray(logits), logits[::2]):
+        for tdtype in ("int64", "int32", "uint8"):
+            t = cupy.asarray(rng.integers(0, 5, lg.shape[0]).astype(tdtype))
+            nll, d = kernels["softmax_cross_entropy"](lg, t)
+            want_nll, want_d = _fallback.softmax_cross_entropy(compat_cupy, lg, t)
+            close(nll, want_nll)
+            close(d, want_d)
+    in_range = _cupy.all_in_range_with(compat_cupy, cupy.ReductionKernel)
+    for idtype in ("int8", "int32", "int64", "uint8", "uint32", "uint64"):
+        v = cupy.asarray(np.array([0, 3, 7], dtype=idtype))
+        for low, high, want in ((0, 8, True), (0, 7, False), (-8, 8, True), (1, 8, False)):
+            got = in_range(v, low, high)
+            assert got.shape == () and bool(got) is want, (idtype, low, high)
+        assert bool(in_range(v[:0], 0, 1))
+
+
 # ------------------------------------------------------------------ the sessions
 
 
