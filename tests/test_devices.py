@@ -479,19 +479,52 @@ def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
     assert fns["full"]((2,), 1.5).dtype == np.float64 and fns["full"]((2,), 1).dtype == np.int64
 
 
+#: the CUDA C of minitorch's CuPy kernels that the stand-ins below emulate, as reviewed:
+#: a change to a kernel must change its emulation here too (NumPy cannot run C; the GPU
+#: test further down runs the C itself)
+_KERNEL_C = {
+    "relu_backward": ("T g, T y", "T z", "z = y != (T)0 ? g : (T)0"),
+    "tanh_backward": ("T g, T y", "T z", "z = g * ((T)1 - y * y)"),
+    "sigmoid_backward": ("T g, T y", "T z", "z = g * y * ((T)1 - y)"),
+    "softmax_backward": ("T g, T y, T r", "T z", "z = y * (g - r)"),
+    "log_softmax_backward": ("T g, T y, T r", "T z", "z = g - exp(y) * r"),
+    "cross_entropy_losses": (
+        "raw T s, raw T z, I t, int64 c",
+        "T nll",
+        "nll = log(z[i]) - s[i * c + t]",
+    ),
+    "cross_entropy_gradient": (
+        "T e, raw T z, raw I t, int64 c",
+        "T d",
+        "const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)",
+    ),
+    "all_in_range": (
+        "T x, int64 low, int64 high",
+        "bool ok",
+        "x >= low && x < high",
+        "a && b",
+        "ok = a",
+        "true",
+    ),
+    "softmax_dot": ("T g, T y", "T r", "g * y", "a + b", "r = a", "0"),
+}
+
+
 class _ElementwiseKernel:
     """A stand-in for ``cupy.ElementwiseKernel`` that runs minitorch's kernels on NumPy as
-    their CUDA C reads (written here from that C, not from ``_fallback``'s formulas):
-    output element ``i`` in C order, a ``raw`` argument indexed by its flat C-order
-    element number. It refuses what CuPy would get wrong or refuse: two dtypes for one
-    type letter, a non-integer ``I``, a raw argument that is not C-contiguous."""
+    their CUDA C (pinned in ``_KERNEL_C``) reads, written here from that C, not from
+    ``_fallback``'s formulas: output element ``i`` in C order, a ``raw`` argument indexed
+    by its flat C-order element number. It refuses what CuPy would refuse (two dtypes for
+    one type letter) and what the wrappers promise not to do (a non-integer ``I``, a raw
+    argument that is not C-contiguous: CuPy would index a strided one correctly, but more
+    slowly)."""
 
     calls: ClassVar[list[str]] = []
 
     def __init__(self, ins: str, outs: str, body: str, name: str) -> None:
         self.params = [p.split() for p in ins.split(",")]
         self.name = name.removeprefix("minitorch_")
-        assert name.startswith("minitorch_") and body
+        assert name.startswith("minitorch_") and (ins, outs, body) == _KERNEL_C[self.name]
 
     def __call__(self, *args: Any) -> Any:
         assert len(args) == len(self.params)
@@ -653,10 +686,7 @@ class _ReductionKernel:
 
     def __init__(self, *spec: str) -> None:
         self.name = spec[-1].removeprefix("minitorch_")
-        assert (
-            spec[:-1]
-            == {"all_in_range": _cupy.IN_RANGE, "softmax_dot": _cupy.SOFTMAX_DOT}[self.name]
-        )
+        assert spec[:-1] == _KERNEL_C[self.name]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         type(self).calls.append(self.name)
@@ -923,7 +953,22 @@ def test_cupy_kernels_on_the_gpu_give_the_formulas_values(dtype: str) -> None:
     import array_api_compat.cupy as compat_cupy
     import cupy
 
-    kernels = _cupy.vjp_kernels(cupy, compat_cupy, cupy.ElementwiseKernel, cupy.ReductionKernel)
+    launched: list[str] = []
+
+    def counted(kind: Any) -> Any:
+        def make(*spec: str) -> Any:
+            kernel = kind(*spec)
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                launched.append(spec[-1].removeprefix("minitorch_"))
+                return kernel(*args, **kwargs)
+
+            return call
+
+        return make
+
+    elementwise, reduction = counted(cupy.ElementwiseKernel), counted(cupy.ReductionKernel)
+    kernels = _cupy.vjp_kernels(cupy, compat_cupy, elementwise, reduction)
     rtol = 1e-12 if dtype == "float64" else 2e-6
     rng = np.random.default_rng(7)
 
@@ -935,28 +980,40 @@ def test_cupy_kernels_on_the_gpu_give_the_formulas_values(dtype: str) -> None:
     out = cupy.asarray(rng.uniform(-1, 1, (6, 7)).astype(dtype))
     out[0, :3] = cupy.asarray([0.0, -0.0, np.nan], dtype=dtype)
     for name in ("relu_backward", "tanh_backward", "sigmoid_backward"):
+        launched.clear()
         close(kernels[name](g, out), getattr(_fallback, name)(compat_cupy, g, out))
+        assert launched == [name]
     x = cupy.asarray(rng.standard_normal((3, 4, 5)).astype(dtype))
     g3 = cupy.asarray(rng.standard_normal((3, 4, 5)).astype(dtype))
     for axis in (0, 1, 2, -1):
         s = cupy.exp(x - x.max(axis=axis, keepdims=True))
         s = s / s.sum(axis=axis, keepdims=True)
-        for name, y in (("softmax_backward", s), ("log_softmax_backward", cupy.log(s))):
-            close(kernels[name](g3, y, axis), getattr(_fallback, name)(compat_cupy, g3, y, axis))
+        for name, y, ran in (
+            ("softmax_backward", s, ["softmax_dot", "softmax_backward"]),
+            ("log_softmax_backward", cupy.log(s), ["log_softmax_backward"]),
+        ):
+            launched.clear()
+            got = kernels[name](g3, y, axis)
+            assert launched == ran
+            close(got, getattr(_fallback, name)(compat_cupy, g3, y, axis))
     logits = cupy.asarray((rng.standard_normal((9, 5)) * 20).astype(dtype))
     for lg in (logits, cupy.asfortranarray(logits), logits[::2]):
         for tdtype in ("int64", "int32", "uint8"):
             t = cupy.asarray(rng.integers(0, 5, lg.shape[0]).astype(tdtype))
+            launched.clear()
             nll, d = kernels["softmax_cross_entropy"](lg, t)
+            assert launched == ["cross_entropy_losses", "cross_entropy_gradient"]
             want_nll, want_d = _fallback.softmax_cross_entropy(compat_cupy, lg, t)
             close(nll, want_nll)
             close(d, want_d)
-    in_range = _cupy.all_in_range_with(compat_cupy, cupy.ReductionKernel)
-    for idtype in ("int8", "int32", "int64", "uint8", "uint32", "uint64"):
+    in_range = _cupy.all_in_range_with(compat_cupy, reduction)
+    for idtype in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
         v = cupy.asarray(np.array([0, 3, 7], dtype=idtype))
         for low, high, want in ((0, 8, True), (0, 7, False), (-8, 8, True), (1, 8, False)):
+            launched.clear()
             got = in_range(v, low, high)
             assert got.shape == () and bool(got) is want, (idtype, low, high)
+            assert launched == ([] if idtype == "uint64" else ["all_in_range"])
         assert bool(in_range(v[:0], 0, 1))
 
 

@@ -223,7 +223,7 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
 #: reduction) or eight (the cross-entropy tail):
 #: (inputs, outputs, the CUDA C run for element ``i``). ``T`` is the arguments' float
 #: type, ``I`` the targets' integer type; a ``raw`` argument is indexed by hand, by its
-#: C-order element number (it is passed C-contiguous).
+#: C-order element number (it is passed C-contiguous, CuPy's fast path for raw indexing).
 KERNELS: dict[str, tuple[str, str, str]] = {
     # g where relu's output is not 0 (nan included), as where(y != 0, g, 0)
     "relu_backward": ("T g, T y", "T z", "z = y != (T)0 ? g : (T)0"),
@@ -259,8 +259,9 @@ def vjp_kernels(
     softmax's with :data:`SOFTMAX_DOT` made by ``reduction`` (``cupy.ReductionKernel``),
     for float32 and float64 arguments of one dtype; any other dtypes go through
     ``_fallback``'s formulas, which promote. Each kernel computes the formula's
-    expression in the formula's order: the same values, up to the rounding of a multiply
-    and an add that the CUDA compiler may fuse (``1 - y * y``)."""
+    expression, in its order but for two roundings: the CUDA compiler fuses a multiply
+    and an add (``1 - y * y``, softmax's running sum), and softmax's reduction adds in
+    another order than CuPy's ``sum``."""
     made = {
         name: kernel(ins, outs, body, f"minitorch_{name}")
         for name, (ins, outs, body) in KERNELS.items()
