@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import itertools
 import math
@@ -479,40 +480,31 @@ def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
     assert fns["full"]((2,), 1.5).dtype == np.float64 and fns["full"]((2,), 1).dtype == np.int64
 
 
-#: the CUDA C of minitorch's CuPy kernels that the stand-ins below emulate, as reviewed:
-#: a change to a kernel must change its emulation here too (NumPy cannot run C; the GPU
-#: test further down runs the C itself)
-_KERNEL_C = {
-    "relu_backward": ("T g, T y", "T z", "z = y != (T)0 ? g : (T)0"),
-    "tanh_backward": ("T g, T y", "T z", "z = g * ((T)1 - y * y)"),
-    "sigmoid_backward": ("T g, T y", "T z", "z = g * y * ((T)1 - y)"),
-    "softmax_backward": ("T g, T y, T r", "T z", "z = y * (g - r)"),
-    "log_softmax_backward": ("T g, T y, T r", "T z", "z = g - exp(y) * r"),
-    "cross_entropy_losses": (
-        "raw T s, raw T z, I t, int64 c",
-        "T nll",
-        "nll = log(z[i]) - s[i * c + t]",
-    ),
-    "cross_entropy_gradient": (
-        "T e, raw T z, raw I t, int64 c",
-        "T d",
-        "const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)",
-    ),
-    "all_in_range": (
-        "T x, int64 low, int64 high",
-        "bool ok",
-        "x >= low && x < high",
-        "a && b",
-        "ok = a",
-        "true",
-    ),
-    "softmax_dot": ("T g, T y", "T r", "g * y", "a + b", "r = a", "0"),
+#: a digest of the CUDA C of each of minitorch's CuPy kernels (``_cupy.KERNELS``,
+#: ``IN_RANGE``, ``SOFTMAX_DOT``) as the stand-ins below emulate it, each method's
+#: docstring quoting its C: a change to a kernel fails here until its emulation, and its
+#: digest, are changed too (NumPy cannot run the C; the GPU test further down does)
+_KERNEL_C_DIGESTS = {
+    "relu_backward": "c153e93337a704ff",
+    "tanh_backward": "32b4f559fdcaa406",
+    "sigmoid_backward": "68cec8e560ceec36",
+    "softmax_backward": "c3e7fea89dd0ecca",
+    "log_softmax_backward": "2de306bed5dcf565",
+    "cross_entropy_losses": "9e1f7a86a741de96",
+    "cross_entropy_gradient": "2d847e562d0361cb",
+    "all_in_range": "c9b15d782218358f",
+    "softmax_dot": "a33ec45e50aaa04b",
 }
+
+
+def _emulates(name: str, spec: tuple[str, ...]) -> bool:
+    """Whether ``spec`` (a kernel's argument lists and C) is the one emulated here."""
+    return hashlib.sha256(repr(spec).encode()).hexdigest()[:16] == _KERNEL_C_DIGESTS[name]
 
 
 class _ElementwiseKernel:
     """A stand-in for ``cupy.ElementwiseKernel`` that runs minitorch's kernels on NumPy as
-    their CUDA C (pinned in ``_KERNEL_C``) reads, written here from that C, not from
+    their CUDA C (pinned in ``_KERNEL_C_DIGESTS``) reads, written here from that C, not from
     ``_fallback``'s formulas: output element ``i`` in C order, a ``raw`` argument indexed
     by its flat C-order element number. It refuses what CuPy would refuse (two dtypes for
     one type letter) and what the wrappers promise not to do (a non-integer ``I``, a raw
@@ -524,7 +516,7 @@ class _ElementwiseKernel:
     def __init__(self, ins: str, outs: str, body: str, name: str) -> None:
         self.params = [p.split() for p in ins.split(",")]
         self.name = name.removeprefix("minitorch_")
-        assert name.startswith("minitorch_") and (ins, outs, body) == _KERNEL_C[self.name]
+        assert name.startswith("minitorch_") and _emulates(self.name, (ins, outs, body))
 
     def __call__(self, *args: Any) -> Any:
         assert len(args) == len(self.params)
@@ -542,31 +534,38 @@ class _ElementwiseKernel:
 
     @staticmethod
     def relu_backward(g: Any, y: Any) -> Any:
+        """z = y != (T)0 ? g : (T)0"""
         return np.where(y != 0, g, g.dtype.type(0))
 
     @staticmethod
     def tanh_backward(g: Any, y: Any) -> Any:
+        """z = g * ((T)1 - y * y)"""
         return g * (g.dtype.type(1) - y * y)
 
     @staticmethod
     def sigmoid_backward(g: Any, y: Any) -> Any:
+        """z = g * y * ((T)1 - y)"""
         return g * y * (g.dtype.type(1) - y)
 
     @staticmethod
     def softmax_backward(g: Any, y: Any, r: Any) -> Any:
+        """z = y * (g - r)"""
         return y * (g - r)
 
     @staticmethod
     def log_softmax_backward(g: Any, y: Any, r: Any) -> Any:
+        """z = g - exp(y) * r"""
         return g - np.exp(y) * r
 
     @staticmethod
     def cross_entropy_losses(s: Any, z: Any, t: Any, c: int) -> Any:
+        """nll = log(z[i]) - s[i * c + t], over t's elements (raw s, z)"""
         i = np.arange(t.size)
         return np.log(z.ravel()[i]) - s.ravel()[i * c + t]
 
     @staticmethod
     def cross_entropy_gradient(e: Any, z: Any, t: Any, c: int) -> Any:
+        """const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)"""
         i = np.arange(e.size).reshape(e.shape)
         r = i // c
         return e / z.ravel()[r] - (i - r * c == t.ravel()[r]).astype(e.dtype)
@@ -686,7 +685,7 @@ class _ReductionKernel:
 
     def __init__(self, *spec: str) -> None:
         self.name = spec[-1].removeprefix("minitorch_")
-        assert spec[:-1] == _KERNEL_C[self.name]
+        assert _emulates(self.name, spec[:-1])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         type(self).calls.append(self.name)
@@ -694,6 +693,7 @@ class _ReductionKernel:
 
     @staticmethod
     def all_in_range(x: Any, low: int, high: int) -> Any:
+        """map x >= low && x < high, reduce a && b from true"""
         assert x.dtype.kind in "iu" and x.dtype != np.uint64
         assert type(low) is int and type(high) is int
         wide = x.astype(np.int64)
@@ -701,6 +701,7 @@ class _ReductionKernel:
 
     @staticmethod
     def softmax_dot(g: Any, y: Any, *, axis: int, keepdims: bool) -> Any:
+        """map g * y, reduce a + b from 0"""
         assert g.dtype == y.dtype and keepdims
         return np.sum(g * y, axis=axis, keepdims=True)
 

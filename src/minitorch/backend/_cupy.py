@@ -218,6 +218,10 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
     }
 
 
+#: the cross-entropy gradient's C: 1 taken off the softmax at each row's target
+_ONE_HOT_OFF = "const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)"
+
+
 #: minitorch's own CuPy kernels for ``_fallback``'s VJP kernels, one launch each where
 #: the formulas make two (the activations), three (the softmax family's, after their
 #: reduction) or eight (the cross-entropy tail):
@@ -239,11 +243,7 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     "softmax_backward": ("T g, T y, T r", "T z", "z = y * (g - r)"),
     "log_softmax_backward": ("T g, T y, T r", "T z", "z = g - exp(y) * r"),
     # softmax minus the one-hot targets: e / z[r] - (j == t[r]) at row r, column j
-    "cross_entropy_gradient": (
-        "T e, raw T z, raw I t, int64 c",
-        "T d",
-        "const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)",
-    ),
+    "cross_entropy_gradient": ("T e, raw T z, raw I t, int64 c", "T d", _ONE_HOT_OFF),
 }
 
 
