@@ -5,12 +5,14 @@ and refuse what it cannot replay with a CaptureError that says what to do."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib
 import math
 import re
 import threading
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,7 +21,7 @@ import pytest
 
 import minitorch
 from minitorch import CaptureError
-from minitorch._cuda_graphs import GraphRunner
+from minitorch._cuda_graphs import GraphRunner, Lent, lent_arrays
 from minitorch.backend import is_array_of
 
 N_IN, N_HID, N_OUT = 6, 16, 4
@@ -2466,11 +2468,118 @@ def test_a_torch_graph_stretch_that_reads_cpu_tensors_runs_eagerly() -> None:
     torch = pytest.importorskip("torch")
     from minitorch._cuda_graphs import TorchGraph
 
-    runner = TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch, set())
+    runner = TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch, lent_arrays())
     (out,) = runner(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
     assert torch.equal(out, torch.tensor([4.0, 9.0]))
     (out,) = runner(torch.tensor([2.0, 0.5]), torch.tensor([3.0, 4.0]))
     assert torch.equal(out, torch.tensor([7.0, 3.0])) and runner.graph is None
+
+
+class _FakeStream:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def wait_stream(self, other: _FakeStream) -> None:
+        pass
+
+
+class _FakeCudaTensor:
+    """A CUDA tensor's stand-in for TorchGraph's capture path (a NumPy array inside)."""
+
+    is_cuda = True
+    device = "cuda:1"
+
+    def __init__(self, a: Any) -> None:
+        self.a = np.array(a, dtype=float)
+
+    def clone(self) -> _FakeCudaTensor:
+        return _FakeCudaTensor(self.a)
+
+    def __mul__(self, other: _FakeCudaTensor) -> _FakeCudaTensor:
+        return _FakeCudaTensor(self.a * other.a)
+
+
+class _FakeTorch:
+    """The part of torch (and torch.cuda) that TorchGraph calls, as torch behaves: entering
+    ``torch.cuda.graph`` makes the capture stream current (torch's own, made once per
+    process, unless one is given), and a capture that fails at its end raises without
+    making the previous stream current again (torch's ``__exit__`` has no ``finally``)."""
+
+    Tensor = _FakeCudaTensor
+
+    def __init__(self, fail_at_end: bool) -> None:
+        self.cuda = self
+        self.fail_at_end = fail_at_end
+        self.current = _FakeStream("the caller's stream")
+        self.made: list[_FakeStream] = []
+        self.captured_on: _FakeStream | None = None
+
+    def device(self, d: Any) -> Any:
+        return contextlib.nullcontext()
+
+    def Stream(self) -> _FakeStream:  # torch's name
+        self.made.append(_FakeStream(f"side stream {len(self.made)}"))
+        return self.made[-1]
+
+    def current_stream(self) -> _FakeStream:
+        return self.current
+
+    def set_stream(self, stream: _FakeStream) -> None:
+        self.current = stream
+
+    @contextlib.contextmanager
+    def stream(self, stream: _FakeStream) -> Iterator[None]:
+        before, self.current = self.current, stream
+        yield
+        self.current = before
+
+    def get_sync_debug_mode(self) -> int:
+        return 0
+
+    def set_sync_debug_mode(self, mode: Any) -> None:
+        pass
+
+    def CUDAGraph(self) -> Any:  # torch's name
+        return types.SimpleNamespace(replay=lambda: None)
+
+    @contextlib.contextmanager
+    def graph(self, graph: Any, stream: _FakeStream | None = None) -> Iterator[None]:
+        self.captured_on = stream or _FakeStream("torch's capture stream, made once")
+        before, self.current = self.current, self.captured_on
+        yield
+        if self.fail_at_end:
+            raise RuntimeError(
+                "CUDA error: operation failed due to a previous error during capture"
+            )
+        self.current = before
+
+    def empty_like(self, t: _FakeCudaTensor) -> _FakeCudaTensor:
+        return _FakeCudaTensor(np.empty_like(t.a))
+
+    def _foreach_copy_(self, dst: list[Any], src: list[Any]) -> None:
+        for d, s_ in zip(dst, src, strict=True):
+            d.a[...] = s_.a
+
+
+@pytest.mark.parametrize("fail_at_end", [False, True])
+def test_a_torch_graph_is_captured_on_its_warmed_up_stream_and_restores_the_callers(
+    fail_at_end: bool,
+) -> None:
+    """TorchGraph captures on the side stream it warmed up on (the inputs' device), not
+    on torch's process-wide capture stream, which is made on whatever device was current
+    at the process's first capture (a step on another GPU then captured nothing and
+    replayed nothing). A capture that fails at its end leaves torch on the capture
+    stream: the runner makes the caller's stream current again and runs eagerly."""
+    from minitorch._cuda_graphs import TorchGraph
+
+    torch = _FakeTorch(fail_at_end)
+    callers = torch.current
+    runner = TorchGraph(lambda a, b: (a * b,), (True,), torch, lent_arrays())
+    (out,) = runner(_FakeCudaTensor([1.0, 2.0]), _FakeCudaTensor([3.0, 4.0]))
+    np.testing.assert_array_equal(out.a, [3.0, 8.0])
+    assert torch.captured_on is torch.made[0]  # the warm-up's stream
+    assert torch.current is callers
+    assert runner.eager is fail_at_end and (runner.graph is None) is fail_at_end
 
 
 class _EmulatedGraph(GraphRunner):
@@ -2482,7 +2591,7 @@ class _EmulatedGraph(GraphRunner):
     A stretch it refuses runs through the runners' own eager path."""
 
     runners: ClassVar[list[_EmulatedGraph]] = []
-    lent_ids: ClassVar[set[int]] = set()  # the outputs handed on uncopied, by id
+    lent_ids: ClassVar[Lent] = lent_arrays()  # the arrays handed on uncopied, by id
     #: run the stretches with a matrix product eagerly, as CuPy's runner must
     refuse_matmul: ClassVar[bool] = False
 
@@ -2584,7 +2693,7 @@ def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
     capture_module = importlib.import_module("minitorch.capture")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
-    monkeypatch.setattr(_EmulatedGraph, "lent_ids", set())
+    monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
     _EmulatedGraph.runners = []
 
     def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:
@@ -2616,6 +2725,57 @@ def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
         np.testing.assert_array_equal(_host(xt_c), _host(xt_e))
     runners = _EmulatedGraph.runners
     assert any(r.eager for r in runners) and any(not r.eager and r.launches for r in runners)
+
+
+def test_a_view_of_a_view_of_a_graphs_memory_is_copied_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A view of a graph's output handed from one eager stretch to the next (the step
+    between them) is lent in turn: the view of it that the second stretch returns is
+    copied. It was not (only the graph's own outputs were known), and the graph's next
+    launch rewrote what the caller held: every element of call 1's result differed."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture")
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
+    monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
+    monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
+    _EmulatedGraph.runners = []
+
+    def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:
+        def step(x: minitorch.Tensor, y: minitorch.Tensor, z: minitorch.Tensor) -> Any:
+            opt.zero_grad()
+            xs = (x * 2.0).tanh()  # a graph
+            ce = minitorch.cross_entropy(xs[:, :4], y)  # a guard
+            xt = xs.T  # a view, in a stretch run eagerly (a matrix product)
+            loss = ce + ((xs @ w) ** 2).mean()
+            loss.backward()
+            opt.step()  # ends that stretch
+            v = xt[:2]  # a view of the view, in the next eager stretch, returned
+            return loss, v, (v @ z).sum()
+
+        return step
+
+    rng = np.random.default_rng(0)
+    batches = [
+        (
+            minitorch.tensor(rng.standard_normal((3, 6))),
+            minitorch.tensor(rng.integers(0, 4, 3)),
+            minitorch.tensor(rng.standard_normal((3, 2))),
+        )
+        for _ in range(4)
+    ]
+    held = []
+    for graphs in (False, True):
+        w = minitorch.tensor(np.linspace(-1, 1, 12).reshape(6, 2), requires_grad=True)
+        opt = minitorch.optim.SGD([w], lr=0.1)
+        f = minitorch.capture(make(w, opt), optimizer=opt) if graphs else make(w, opt)
+        held.append([f(*b) for b in batches])  # all kept until the end
+    for eager, replayed in zip(*held, strict=True):
+        for e, c in zip(eager, replayed, strict=True):
+            np.testing.assert_array_equal(_host(c), _host(e))
+    runners = _EmulatedGraph.runners
+    assert sum(r.eager for r in runners) >= 2 and any(not r.eager and r.launches for r in runners)
 
 
 @pytest.mark.parametrize("opt", ["sgd", "adamw"])
@@ -2771,7 +2931,7 @@ def _emulate_cuda_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
     capture_module = importlib.import_module("minitorch.capture")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
-    monkeypatch.setattr(_EmulatedGraph, "lent_ids", set())
+    monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
     _EmulatedGraph.runners = []
 
 

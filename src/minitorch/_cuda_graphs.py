@@ -11,20 +11,38 @@ every launch); the ``gpu``-marked tests run these classes on a CUDA GPU.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+import weakref
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import Any
+
+#: the arrays of one program handed on uncopied in a graph's memory (its next launch
+#: rewrites them), by id: the graphs' outputs not copied out, and the views of them that
+#: stretches run eagerly hand on (each gone from here once nothing holds it)
+Lent = MutableMapping[int, Any]
+
+
+def lent_arrays() -> Lent:
+    """An empty :data:`Lent`, whose entries go with their arrays."""
+    return weakref.WeakValueDictionary()
+
+
+def _remember(lent: Lent, a: Any) -> None:
+    # a NumPy scalar (emulated graphs) takes no weak reference: it is its own immutable value
+    with contextlib.suppress(TypeError):
+        lent[id(a)] = a
 
 
 class GraphRunner:
     """What the CUDA graph runners share: the stretch ``fn``; ``keep``, which of its
     outputs outlive the replay (copied out of the graph's memory, which the next launch
-    rewrites); ``lib``, the array library (torch, cupy); ``lent``, the ids of the graph
-    outputs of one program handed on uncopied; and ``_run``, the stretch run eagerly
+    rewrites); ``lib``, the array library (torch, cupy); ``lent``, the arrays of one
+    program handed on uncopied (:data:`Lent`); and ``_run``, the stretch run eagerly
     where a graph cannot hold it."""
 
     def __init__(
-        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], lib: Any, lent: set[int]
+        self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...], lib: Any, lent: Lent
     ) -> None:
         self.fn, self.keep, self.lib, self.lent = fn, keep, lib, lent
         self.graph: Any = None
@@ -34,7 +52,9 @@ class GraphRunner:
 
     def _lend(self) -> None:
         """Record the graph's outputs handed on uncopied (once, after its capture)."""
-        self.lent.update(id(o) for o, k in zip(self.static_out, self.keep, strict=True) if not k)
+        for o, k in zip(self.static_out, self.keep, strict=True):
+            if not k:
+                _remember(self.lent, o)
 
     def holds(self, a: Any) -> bool:
         """Whether ``a`` shares memory with an output of this graph handed on uncopied
@@ -89,11 +109,17 @@ class TorchGraph(GraphRunner):
                 if out is None or not all(isinstance(o, torch.Tensor) and o.is_cuda for o in out):
                     return self._eager(ins)
                 graph = torch.cuda.CUDAGraph()
+                current = torch.cuda.current_stream()
                 try:
-                    with torch.cuda.graph(graph):
+                    # on the warmed-up side stream, which is on the inputs' device (torch's
+                    # own capture stream is made once, on the device current at the first
+                    # capture of the process)
+                    with torch.cuda.graph(graph, stream=side):
                         self.static_out = self.fn(*self.static_in)
                 except Exception:  # what the capture refuses runs eagerly
                     return self._eager(ins)
+                finally:  # a capture that failed at its end leaves the side stream current
+                    torch.cuda.set_stream(current)
                 self.graph = graph
                 self._lend()
         copy_all(torch, self.static_in, ins)
@@ -123,21 +149,26 @@ def unshared(
     out: tuple[Any, ...],
     ins: tuple[Any, ...],
     keep: tuple[bool, ...],
-    lent: set[int],
+    lent: Lent,
     shares: Callable[[Any, Any], bool],
     copy: Callable[[Any], Any],
 ) -> tuple[Any, ...]:
-    """The outputs of a stretch run eagerly, each kept one that shares memory with an
-    input in ``lent`` (the ids of graph outputs handed on uncopied) copied: a view of
-    another graph's memory, which that graph's next launch rewrites, must not outlive
-    the replay."""
+    """The outputs of a stretch run eagerly, each that shares memory with an input in
+    ``lent`` (a view of a graph's memory, which that graph's next launch rewrites) copied
+    if it outlives the replay (``keep``), and otherwise lent in turn: a later stretch
+    that keeps a view of it copies that one."""
     lent_in = [x for x in ins if id(x) in lent] if lent else []
     if not lent_in:
         return out
-    return tuple(
-        copy(o) if k and any(shares(o, x) for x in lent_in) else o
-        for o, k in zip(out, keep, strict=True)
-    )
+    res = []
+    for o, k in zip(out, keep, strict=True):
+        if any(shares(o, x) for x in lent_in):
+            if k:
+                o = copy(o)
+            else:
+                _remember(lent, o)
+        res.append(o)
+    return tuple(res)
 
 
 def copy_all(torch: Any, dst: list[Any], src: Sequence[Any]) -> None:
@@ -205,11 +236,11 @@ def graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[...
     if names == {"cupy"}:
         import cupy
 
-        lent: set[int] = set()  # the graphs' outputs handed on uncopied, by id
+        lent = lent_arrays()
         return lambda fn, keep: CupyGraph(fn, keep, cupy, lent)
     if names == {"torch"} and any(str(getattr(a, "device", "")).startswith("cuda") for a in arrays):
         import torch
 
-        lent_t: set[int] = set()
+        lent_t = lent_arrays()
         return lambda fn, keep: TorchGraph(fn, keep, torch, lent_t)
     return None
