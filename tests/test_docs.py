@@ -115,7 +115,8 @@ NOT_OPS = {
     ),
     "zero": "sort",
     "none": (
-        "argsort count_nonzero equal greater greater_equal imag isin isnan less less_equal "
+        "all_in_range argsort count_nonzero equal greater greater_equal imag isin isnan less "
+        "less_equal "
         "nonzero not_equal searchsorted unique_all unique_counts unique_inverse unique_values"
     ),
     "constant": (

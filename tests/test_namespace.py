@@ -41,6 +41,7 @@ CASES: dict[str, tuple[Any, Any]] = {
         lambda xp, x, y: xp.zeros_with((3, 2, 3), 1, x),
         np.stack([np.zeros((2, 3)), X, np.zeros((2, 3))]),
     ),
+    "all_in_range": (lambda xp, x, y: bool(xp.all_in_range(xp.arange(4), 0, 4)), True),
     "positive": (lambda xp, x, y: xp.positive(x), X),
     "square": (lambda xp, x, y: xp.square(x), X * X),
     "reciprocal": (lambda xp, x, y: xp.reciprocal(x), 1.0 / X),
@@ -181,6 +182,25 @@ def test_unknown_names_say_what_to_do(backend: Any) -> None:
         namespace(backend).fft  # noqa: B018
     with pytest.raises(AttributeError, match=r"no attribute 'fft'"):
         minitorch.array_api.fft  # noqa: B018
+
+
+def test_all_in_range_answers_alike_in_both_namespaces(backend: Any) -> None:
+    """The backend contract's range check, ``all_in_range(x, low, high)``: a 0-d boolean
+    saying whether every element lies in ``[low, high)``, from the backend's namespace
+    (one reduction on CuPy) and from the differentiable one (graph Tensors)."""
+
+    def ints(a: Any) -> minitorch.Tensor:
+        arr = backend.from_numpy(np.asarray(a), backend.resolve_dtype("int64"), backend.device)
+        return minitorch.Tensor._make(arr, backend, None)
+
+    values = ints([[0, 3], [7, -2]])
+    cases = [((-2, 8), True), ((-1, 8), False), ((-2, 7), False), ((-5, 100), True)]
+    for low_high, want in cases:
+        raw = backend.xp.all_in_range(values.data, *low_high)
+        graph = namespace(backend).all_in_range(values, *low_high)
+        assert raw.shape == () and bool(raw) is want, low_high
+        assert isinstance(graph, minitorch.Tensor) and bool(graph) is want, low_high
+    assert bool(backend.xp.all_in_range(ints(np.zeros(0, dtype=np.int64)).data, 0, 1))
 
 
 def test_the_vjp_kernels_are_the_formulas_on_graph_tensors(backend: Any) -> None:

@@ -919,6 +919,12 @@ class Namespace:
         out: Tensor = call(REGISTRY["scatter_add"], (values, index), {"n": n}, self.backend)
         return out
 
+    def all_in_range(self, x: Any, low: int, high: int) -> Any:
+        """The backend contract's ``all_in_range(x, low, high)``: whether every element of
+        the integer ``x`` lies in ``[low, high)``, a 0-d boolean (no gradient)."""
+        x = self._tensor(x)
+        return self.all(self.logical_and(x >= low, x < high))
+
     def setitem(self, x: Any, key: Any, value: Any) -> Tensor:
         """A copy of ``x`` with ``x[key] = value``, differentiable in both."""
         if not isinstance(x, Tensor):
