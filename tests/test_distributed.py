@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,92 @@ def test_shard_matches_distributed_sampler() -> None:
     assert set(np.concatenate(shards).tolist()) == set(range(11))
     assert dist.shard(11, 0, 3, seed=5, epoch=3).tolist() != shards[0].tolist()
     del torch
+
+
+class _CudaStub:
+    """torch and CuPy's current-device calls, recorded (no GPU here)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self.current = 0
+        self.cuda = self
+
+    def set_device(self, i: int) -> None:
+        self.calls.append(("torch.cuda.set_device", i))
+        self.current = i
+
+    def current_device(self) -> int:
+        return self.current
+
+    def Device(self, i: int) -> Any:  # CuPy's name
+        return types.SimpleNamespace(use=lambda: self.calls.append(("cupy Device.use", i)))
+
+
+@pytest.mark.parametrize("name", ["cupy", "torch"])
+def test_init_on_a_cuda_backend_moves_every_current_device_and_keeps_tf32(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a CUDA backend, init_process_group makes cuda:LOCAL_RANK minitorch's default
+    device, torch's current device (NCCL's object collectives and barrier use it) and,
+    on CuPy, CuPy's (CuPy allocates there); the backend keeps its tf32 setting. CuPy's
+    current device was left at 0 on every rank, torch's too, and tf32 was dropped."""
+    stub = _CudaStub()
+    numpy_be = minitorch.backend.resolve("numpy")
+    before = dataclasses.replace(numpy_be, name=name, library=stub, device="cuda:0", tf32=True)
+    made: list[dict[str, Any]] = []
+
+    def set_backend(n: str, **kwargs: Any) -> Any:
+        made.append({"name": n, **kwargs})
+        return dataclasses.replace(before, device=kwargs["device"], tf32=kwargs["tf32"])
+
+    monkeypatch.setattr(dist, "get_backend", lambda: before)
+    monkeypatch.setattr(dist, "set_backend", set_backend)
+    monkeypatch.setattr(dist, "_torch", lambda: stub)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    init = f"tcp://127.0.0.1:{dist.free_port()}"
+    dist.init_process_group("gloo", init_method=init, rank=0, world_size=1)
+    try:
+        assert made == [{"name": name, "dtype": before.dtype, "device": "cuda:1", "tf32": True}]
+        want = [("torch.cuda.set_device", 1)]
+        assert stub.calls == want + ([("cupy Device.use", 1)] if name == "cupy" else [])
+    finally:
+        dist.destroy_process_group()
+
+
+def test_nccl_refuses_parameters_off_this_ranks_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over NCCL a rank reduces the arrays on its own GPU: parameters made before
+    init_process_group moved the default device (still on cuda:0, or on the CPU) are
+    refused with what to do, before any collective, where NCCL would refuse a CPU
+    tensor in its own words and two ranks on one GPU would hang."""
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{dist.free_port()}", rank=0, world_size=1
+    )
+    try:
+        stub = _CudaStub()
+        stub.current = 1
+        monkeypatch.setattr(dist, "backend_name", lambda: "nccl")
+        monkeypatch.setattr(dist, "_torch", lambda: stub)
+        w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+        (w * w).sum().backward()
+        for call in (dist.all_reduce_gradients, dist.broadcast_parameters):
+            with pytest.raises(minitorch.errors.DistributedError, match=r"on cpu\. .*cuda:1"):
+                call([w])
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_cupy_buffer_goes_to_torch_and_back_through_dlpack_without_a_copy() -> None:
+    """The flat buffer of a CuPy-like backend (its functions run on NumPy, which speaks
+    DLPack too) becomes a torch tensor sharing its memory, and the collective's result
+    comes back as an array of the backend sharing it again (DLPack, which orders CuPy's
+    stream after torch's), not the old buffer read on an unordered stream."""
+    cupy_like = dataclasses.replace(minitorch.backend.resolve("numpy"), name="cupy")
+    flat = np.arange(6.0)
+    t = dist._to_torch(flat, cupy_like)
+    t.mul_(2.0)  # the collective, in place
+    back = dist._from_torch(t, flat, cupy_like)
+    np.testing.assert_array_equal(back, np.arange(6.0) * 2.0)
+    assert np.shares_memory(back, flat) and back is not flat
 
 
 def test_calls_without_a_group_say_so() -> None:

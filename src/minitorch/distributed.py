@@ -5,15 +5,19 @@ minitorch invents no networking of its own. PyTorch's ``torch.distributed`` move
 bytes (Gloo between CPUs, NCCL between NVIDIA GPUs; ``torchrun`` starts the processes),
 and this module hands it minitorch's gradients:
 
-* NumPy arrays reach torch without a copy (``torch.from_numpy``), torch tensors are
-  torch tensors, CuPy arrays go through DLPack; JAX and array-api-strict arrays take
-  one host copy each way.
+* Gradients are copied into flat buffers (below); a NumPy buffer reaches torch without
+  another copy (``torch.from_numpy``), a torch buffer is a torch tensor, a CuPy buffer
+  goes through DLPack both ways (no copy; each side's stream waits for the other's
+  work); JAX and array-api-strict buffers take one host copy each way.
 * Gradients are flattened into a few large buffers per dtype (``bucket_mb`` each, as
   PyTorch's ``DistributedDataParallel`` buckets them), so a step makes a handful of
   collectives, not one per parameter.
-* Every collective fails with a :class:`~minitorch.errors.DistributedError` naming the
-  call and the rank when a peer dies, raises or stays silent past the timeout, instead of
-  hanging or leaving a bare traceback from inside the transport.
+* With Gloo every collective fails with a :class:`~minitorch.errors.DistributedError`
+  naming the call and the rank when a peer dies, raises or stays silent past the timeout,
+  instead of hanging or leaving a bare traceback from inside the transport. NCCL
+  queues its collectives and returns: there a lost peer makes NCCL's own watchdog abort
+  the process after the timeout (PyTorch's behaviour), and only errors raised when a
+  call is made (a CPU tensor, a wrong device) become a ``DistributedError``.
 
 A training loop changes by three lines::
 
@@ -47,7 +51,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from .backend import Backend, get_backend, set_backend
+from .backend import Backend, device_name, get_backend, set_backend
 from .errors import DistributedError
 from .tensor import Tensor
 
@@ -168,8 +172,9 @@ def init_process_group(
         Seconds any collective (and the meeting itself) waits for the other ranks
         before it raises :class:`~minitorch.errors.DistributedError`.
 
-    On a CUDA backend the process also moves minitorch's default device to
-    ``cuda:LOCAL_RANK`` (one process per GPU).
+    On a CUDA backend the process also moves minitorch's default device, torch's current
+    device and (CuPy) CuPy's current device to ``cuda:LOCAL_RANK``: one process per GPU.
+    Tensors made before stay where they are: build the model after this call.
 
     Examples
     --------
@@ -200,9 +205,11 @@ def init_process_group(
     be = get_backend()
     if _is_cuda(be):
         local = int(os.environ.get("LOCAL_RANK", r))
-        be = set_backend(be.name, dtype=be.dtype, device=f"cuda:{local}")
-        if be.name == "torch":
-            _torch().cuda.set_device(local)
+        be = set_backend(be.name, dtype=be.dtype, device=f"cuda:{local}", tf32=be.tf32)
+        # torch's current device: NCCL's object collectives and barrier use it
+        _torch().cuda.set_device(local)
+        if be.name == "cupy":  # CuPy allocates and launches on its own current device
+            be.library.cuda.Device(local).use()
     name = backend or ("nccl" if _is_cuda(be) else "gloo")
     if init_method is None:
         addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
@@ -260,9 +267,10 @@ def _collective(who: str) -> Iterator[Any]:
         raise
     except Exception as exc:
         raise DistributedError(
-            f"{who}: rank {get_rank()} of {get_world_size()} lost the other ranks: one of "
-            f"them died, raised, or did not answer within {_state['timeout']:g} s "
-            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}). "
+            f"{who}: rank {get_rank()} of {get_world_size()} lost the other ranks, or the "
+            f"transport refused its call "
+            f"({type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}): "
+            f"one of them died, raised, or did not answer within {_state['timeout']:g} s. "
             f"Every rank stops here; the first error is in the output of the rank that "
             f"failed."
         ) from exc
@@ -276,7 +284,10 @@ def backend_name() -> str:
 def barrier() -> None:
     """Wait until every rank reaches this line."""
     with _collective("barrier") as tdist:
-        tdist.barrier()
+        if backend_name() == "nccl":  # on this rank's GPU, not a guess of torch's
+            tdist.barrier(device_ids=[_torch().cuda.current_device()])
+        else:
+            tdist.barrier()
 
 
 # ------------------------------------------------------------------- array transfer
@@ -293,9 +304,12 @@ def _to_torch(flat: Any, be: Backend) -> Any:
 
 
 def _from_torch(t: Any, flat: Any, be: Backend) -> Any:
-    """The collective's result as ``be``'s array (``flat`` itself when they share memory)."""
-    if be.name in ("numpy", "torch", "cupy"):
+    """The collective's result as ``be``'s array (``flat`` itself when they share memory;
+    on CuPy a view of it through DLPack, which makes CuPy's stream wait for torch's)."""
+    if be.name in ("numpy", "torch"):
         return flat
+    if be.name == "cupy":
+        return be.library.from_dlpack(t)
     return be.from_numpy(t.numpy(), flat.dtype, array_api_compat.device(flat))
 
 
@@ -323,6 +337,22 @@ def _buckets(ps: Sequence[Tensor], arrays: Sequence[Any], limit: float) -> list[
         if bucket:
             out.append(bucket)
     return out
+
+
+def _on_this_gpu(be: Backend, a: Any, who: str) -> None:
+    """With NCCL, refuse a bucket that is not on this rank's GPU (NCCL would refuse a CPU
+    tensor with its own message, and two ranks on one GPU would hang or fail)."""
+    if backend_name() != "nccl":
+        return
+    want = f"cuda:{_torch().cuda.current_device()}"
+    got = device_name(be, array_api_compat.device(a))
+    if got != want:
+        raise DistributedError(
+            f"{who}: rank {get_rank()} reduces over NCCL the arrays on its own GPU "
+            f"({want}), but parameters of backend {be.name} are on {got}. "
+            f"init_process_group() moved the default device of new tensors to {want}: "
+            f"build the model after it, or move the parameters with .to(device={want!r})"
+        )
 
 
 def _flatten(be: Backend, arrays: Sequence[Any]) -> Any:
@@ -386,6 +416,8 @@ def broadcast_parameters(params: Iterable[Tensor], src: int = 0) -> None:
     :class:`~minitorch.errors.DistributedError` on all of them if not.
     """
     ps = _params(params, "broadcast_parameters")
+    for p in ps:
+        _on_this_gpu(p._backend, p.data, "broadcast_parameters")
     _check_same_parameters(ps, "broadcast_parameters")
     if get_world_size() == 1:
         return
@@ -443,6 +475,7 @@ def all_reduce_gradients(
         grads.append(g)
     for bucket in _buckets(ps, grads, bucket_mb * 2**20):
         be = ps[bucket[0]]._backend
+        _on_this_gpu(be, grads[bucket[0]], "all_reduce_gradients")
         flat = _flatten(be, [grads[i] for i in bucket])
         t = _to_torch(flat, be)
         with _collective("all_reduce_gradients") as tdist:
@@ -459,7 +492,7 @@ def all_reduce_floats(values: Sequence[float], *, average: bool = False) -> list
     of correct answers); one small collective."""
     torch = _torch()
     t = torch.tensor([float(v) for v in values], dtype=torch.float64)
-    if _is_cuda(get_backend()) and _dist().get_backend() == "nccl":
+    if backend_name() == "nccl":  # NCCL reduces CUDA tensors only, whatever the backend
         t = t.to(f"cuda:{torch.cuda.current_device()}")
     with _collective("all_reduce_floats") as tdist:
         tdist.all_reduce(t)
