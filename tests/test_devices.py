@@ -761,6 +761,116 @@ def test_cupy_range_checks_refuse_what_numpys_backend_refuses() -> None:
     assert _ReductionKernel.calls.count("all_in_range") == 6
 
 
+class _Gpu:
+    """A stand-in for ``cupy.cuda.Device``: its index (``id``) and a context that makes it
+    CuPy's current device, restoring the previous one on exit (as CuPy's)."""
+
+    current = 0  # CuPy's current device, as ``cupy.cuda.runtime.getDevice()`` says
+
+    def __init__(self, index: int) -> None:
+        self.id = index
+        self.entered: list[int] = []
+
+    def __enter__(self) -> _Gpu:
+        self.entered.append(_Gpu.current)
+        _Gpu.current = self.id
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _Gpu.current = self.entered.pop()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Gpu) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return self.id
+
+
+class _Noted(np.ndarray):
+    """A NumPy array whose every ufunc (operators included) notes the current device."""
+
+    seen: ClassVar[list[int]] = []
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        _Noted.seen.append(_Gpu.current)
+        plain = [np.asarray(a) if isinstance(a, _Noted) else a for a in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(o) for o in kwargs["out"])
+        out = getattr(ufunc, method)(*plain, **kwargs)
+        return out.view(_Noted) if isinstance(out, np.ndarray) else out
+
+
+def _on_gpu(index: int, seen: list[int]) -> Any:
+    """A CuPy-like backend (NumPy inside) whose tensors are on ``_Gpu(index)``, with
+    CuPy's device scope; every namespace call that makes an array notes the current
+    device in ``seen`` (not those that read dtypes: they launch nothing)."""
+
+    def noting(fn: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen.append(_Gpu.current)
+            return fn(*args, **kwargs)
+
+        return call
+
+    be = make_backend(
+        "numpy",
+        compat_numpy,
+        np,
+        device=_Gpu(index),
+        scope=_cupy.current_device_scope(lambda: _Gpu.current),
+    )
+    metadata = {"isdtype", "result_type", "can_cast", "finfo", "iinfo"}
+    names = {
+        k: v
+        for k, v in vars(be.xp).items()
+        if callable(v) and not isinstance(v, type) and k not in metadata
+    }
+    xp = types.SimpleNamespace(**{**vars(be.xp), **{k: noting(v) for k, v in names.items()}})
+    return dataclasses.replace(be, xp=xp)
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_a_tensor_on_another_gpu_is_computed_on_that_gpu(opt: str) -> None:
+    """CuPy allocates and launches on its current device. A tensor on cuda:1 while
+    cuda:0 is current: its creation's copy, every op's forward, the backward pass (each
+    VJP, the gradients summed and stored) and the optimizer's update run with cuda:1
+    current, and cuda:0 is current again after each (run here on NumPy, with a stand-in
+    for CuPy's device). Before, all of them ran on cuda:0: the arrays of a cuda:1
+    tensor were made on the other GPU."""
+    seen = _Noted.seen
+    seen.clear()
+    be = _on_gpu(1, seen)
+    _Gpu.current = 0
+    rng = np.random.default_rng(8)
+    w = minitorch.Tensor._make(rng.standard_normal((3, 2)).view(_Noted), be, None)
+    w.requires_grad_()
+    x = minitorch.Tensor(minitorch.Tensor._make(rng.standard_normal((4, 3)), be, None))
+    assert seen and set(seen) == {1} and _Gpu.current == 0  # the copy in Tensor()
+    optimizer = (
+        minitorch.optim.SGD([w], lr=0.1, momentum=0.9)
+        if opt == "sgd"
+        else minitorch.optim.Adam([w], lr=0.1)
+    )
+    for _ in range(2):
+        seen.clear()
+        loss = ((x @ w).tanh() * (x @ w).sigmoid()).sum()
+        assert set(seen) == {1} and _Gpu.current == 0
+        seen.clear()
+        loss.backward()
+        assert seen and set(seen) == {1} and _Gpu.current == 0
+        seen.clear()
+        optimizer.step()
+        optimizer.zero_grad()
+        assert seen and set(seen) == {1} and _Gpu.current == 0
+    # the same work on the current device enters nothing
+    seen.clear()
+    here = _on_gpu(0, seen)
+    assert not seen
+    v = minitorch.Tensor._make(np.ones((2, 2)), here, None).requires_grad_()
+    (v * v).sum().backward()
+    assert set(seen) == {0} and not here.device.entered
+
+
 def test_cupy_native_functions_agree_with_the_compat_wrappers() -> None:
     scope, _ = _scope()
     fns = _cupy.native_functions(np, compat_numpy, scope)

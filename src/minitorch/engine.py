@@ -286,6 +286,20 @@ def run_backward(
     tensors' differentiable namespace and saved values as graph Tensors, so that the
     VJPs record their own graph; it also runs the version checks itself.
     """
+    be = getattr(roots[0], "_backend", None) if roots else None
+    if be is None or be.scope is None:
+        return _backward(roots, root_grads, retain_graph, inputs, vjp_args)
+    with be.scope(be.device):  # CuPy: the gradients made and summed on the root's GPU
+        return _backward(roots, root_grads, retain_graph, inputs, vjp_args)
+
+
+def _backward(
+    roots: Sequence[Any],
+    root_grads: Sequence[Any],
+    retain_graph: bool,
+    inputs: Sequence[Any] | None,
+    vjp_args: VjpArgs | None,
+) -> list[Any]:
     acc = _Gradients(inputs)
     grads = acc.grads
     deps, starts = _count_consumers(roots, root_grads, acc)
@@ -312,8 +326,15 @@ def run_backward(
                 if node._checks or node._out_modified is not None:
                     node.check_versions()
                 params = node.params
-                xb = node.backend.xp
-                gins = vjp(xb, g, saved, needs, **params) if params else vjp(xb, g, saved, needs)
+                nb = node.backend
+                if nb.scope is None:
+                    xb = nb.xp
+                    gins = (
+                        vjp(xb, g, saved, needs, **params) if params else vjp(xb, g, saved, needs)
+                    )
+                else:  # CuPy: on the node's GPU (another than the root's after a move)
+                    with nb.scope(nb.device):
+                        gins = vjp(nb.xp, g, saved, needs, **params)
             else:
                 xp, saved = vjp_args(node)
                 gins = vjp(xp, g, saved, needs, **node.params)

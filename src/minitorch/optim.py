@@ -59,6 +59,39 @@ def _updated(new: Any, data: Any, be: Any) -> Any:
     return new if new.dtype == data.dtype else be.xp.astype(new, data.dtype)
 
 
+class _OnDevices:
+    """Inside an optimizer's loop over its parameters, ``on(p)`` makes ``p``'s device
+    current where its library works on the current device (CuPy; a backend's
+    ``scope``), switching only when the device changes; the device current before
+    comes back at the end of the loop. Nothing for the other libraries."""
+
+    __slots__ = ("ctx", "device")
+
+    def __init__(self) -> None:
+        self.ctx: Any = None
+        self.device: Any = None
+
+    def __enter__(self) -> _OnDevices:
+        return self
+
+    def __call__(self, p: Tensor) -> None:
+        be = p._backend
+        if be.scope is None or (self.ctx is not None and self.device == be.device):
+            return
+        self._leave()
+        ctx = be.scope(be.device)
+        ctx.__enter__()
+        self.ctx, self.device = ctx, be.device
+
+    def _leave(self) -> None:
+        if self.ctx is not None:
+            ctx, self.ctx = self.ctx, None
+            ctx.__exit__(None, None, None)
+
+    def __exit__(self, *exc: object) -> None:
+        self._leave()
+
+
 class Optimizer:
     """What every optimizer here shares: the parameter list, ``zero_grad``, and a
     ``state_dict`` / ``load_state_dict`` round trip.
@@ -283,41 +316,43 @@ class SGD(Optimizer):
         # their gradients (new arrays: an alias of a parameter's array that a reference
         # count cannot see, torch's detach(), must keep its values)
         together: dict[Any, tuple[list[Tensor], list[Any], list[Any]]] = {}
-        for i, p in enumerate(self.params):
-            g = p.grad
-            if g is None:
-                continue
-            fe = p._backend.foreach
-            if fe is not None and plain and fe.takes(p.data, g):
-                ps, ys, xs = together.setdefault(fe, ([], [], []))
-                ps.append(p)
-                ys.append(p.data)
-                xs.append(g)
-                continue
-            if self.weight_decay or self.momentum:
-                step = lr * self._direction(i, p, g)
-            elif (
-                scratch
-                and type(g) is np.ndarray
-                and g.flags.writeable
-                # a Python number keeps g's dtype; a NumPy float64 lr on float32 promotes
-                and (type(lr) is float or np.result_type(g, lr) == g.dtype)
-            ):
-                step = np.multiply(g, lr, out=g)  # into the gradient: no temporary
-            else:
-                step = lr * g
-            # p.data = p.data - lr * g, in place where nothing else can see the buffer:
-            # its references are p's slot, `data` and getrefcount's own argument (a NumPy
-            # scalar, which `-=` cannot change, is replaced by an array)
-            data = p.data
-            if sys.getrefcount(data) <= 3 and isinstance(data, np.ndarray):
-                try:
-                    data -= step
-                except ValueError:  # a read-only array
+        with _OnDevices() as on:  # CuPy: each parameter's update on its GPU
+            for i, p in enumerate(self.params):
+                g = p.grad
+                if g is None:
+                    continue
+                on(p)
+                fe = p._backend.foreach
+                if fe is not None and plain and fe.takes(p.data, g):
+                    ps, ys, xs = together.setdefault(fe, ([], [], []))
+                    ps.append(p)
+                    ys.append(p.data)
+                    xs.append(g)
+                    continue
+                if self.weight_decay or self.momentum:
+                    step = lr * self._direction(i, p, g)
+                elif (
+                    scratch
+                    and type(g) is np.ndarray
+                    and g.flags.writeable
+                    # a Python number keeps g's dtype; a NumPy float64 lr on float32 promotes
+                    and (type(lr) is float or np.result_type(g, lr) == g.dtype)
+                ):
+                    step = np.multiply(g, lr, out=g)  # into the gradient: no temporary
+                else:
+                    step = lr * g
+                # p.data = p.data - lr * g, in place where nothing else can see the buffer:
+                # its references are p's slot, `data` and getrefcount's own argument (a NumPy
+                # scalar, which `-=` cannot change, is replaced by an array)
+                data = p.data
+                if sys.getrefcount(data) <= 3 and isinstance(data, np.ndarray):
+                    try:
+                        data -= step
+                    except ValueError:  # a read-only array
+                        p.data = _updated(data - step, data, p._backend)
+                else:
                     p.data = _updated(data - step, data, p._backend)
-            else:
-                p.data = _updated(data - step, data, p._backend)
-            p._version += 1
+                p._version += 1
         for fe, (ps, ys, xs) in together.items():
             for p, new in zip(ps, fe.sub(ys, fe.mul(xs, lr)), strict=True):  # 2 launches
                 p.data = new
@@ -409,45 +444,47 @@ class Adam(Optimizer):
         numbers_ = all(type(h) in (float, int) for h in (lr, beta1, beta2, eps, wd))
         # (a backend's foreach, step count) -> the parameters it updates together
         together: dict[tuple[Any, int], list[int]] = {}
-        for i, p in enumerate(self.params):
-            g = p.grad
-            if g is None:
-                continue
-            xp, data = p._backend.xp, p.data
-            m, v, v_max = exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i]
-            if m is None:
-                m, v = xp.zeros_like(data), xp.zeros_like(data)
-            if self.amsgrad and v_max is None:
-                v_max = xp.zeros_like(data)
-            steps[i] += 1
-            t = steps[i]
-            fe = p._backend.foreach
-            if fe is not None and numbers_ and fe.takes(data, g):
-                exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
-                together.setdefault((fe, t), []).append(i)
-                continue
-            # PyTorch's _single_tensor_adam, in its order of operations (_together does
-            # the same on lists: a test checks that both give the same bits on the CPU)
-            if wd != 0:
-                if self._decoupled:
-                    data = data * (1 - lr * wd)
+        with _OnDevices() as on:  # CuPy: each parameter's update on its GPU
+            for i, p in enumerate(self.params):
+                g = p.grad
+                if g is None:
+                    continue
+                on(p)
+                xp, data = p._backend.xp, p.data
+                m, v, v_max = exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i]
+                if m is None:
+                    m, v = xp.zeros_like(data), xp.zeros_like(data)
+                if self.amsgrad and v_max is None:
+                    v_max = xp.zeros_like(data)
+                steps[i] += 1
+                t = steps[i]
+                fe = p._backend.foreach
+                if fe is not None and numbers_ and fe.takes(data, g):
+                    exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
+                    together.setdefault((fe, t), []).append(i)
+                    continue
+                # PyTorch's _single_tensor_adam, in its order of operations (_together does
+                # the same on lists: a test checks that both give the same bits on the CPU)
+                if wd != 0:
+                    if self._decoupled:
+                        data = data * (1 - lr * wd)
+                    else:
+                        g = g + wd * data
+                w = 1 - beta1  # m.lerp_(g, w)
+                m = m + w * (g - m) if abs(w) < 0.5 else g - (g - m) * (1 - w)
+                v = v * beta2 + (1 - beta2) * g * g
+                bias_correction1 = 1 - beta1**t
+                bias_correction2 = 1 - beta2**t
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2**0.5
+                if self.amsgrad:
+                    v_max = xp.maximum(v_max, v)
+                    denom = xp.sqrt(v_max) / bias_correction2_sqrt + eps
                 else:
-                    g = g + wd * data
-            w = 1 - beta1  # m.lerp_(g, w)
-            m = m + w * (g - m) if abs(w) < 0.5 else g - (g - m) * (1 - w)
-            v = v * beta2 + (1 - beta2) * g * g
-            bias_correction1 = 1 - beta1**t
-            bias_correction2 = 1 - beta2**t
-            step_size = lr / bias_correction1
-            bias_correction2_sqrt = bias_correction2**0.5
-            if self.amsgrad:
-                v_max = xp.maximum(v_max, v)
-                denom = xp.sqrt(v_max) / bias_correction2_sqrt + eps
-            else:
-                denom = xp.sqrt(v) / bias_correction2_sqrt + eps
-            p.data = _updated(data + -step_size * m / denom, p.data, p._backend)
-            p._version += 1
-            exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
+                    denom = xp.sqrt(v) / bias_correction2_sqrt + eps
+                p.data = _updated(data + -step_size * m / denom, p.data, p._backend)
+                p._version += 1
+                exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
         for (fe, t), idx in together.items():
             self._together(fe, t, idx)
 

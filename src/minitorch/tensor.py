@@ -118,17 +118,12 @@ class Tensor:
             data._backend if isinstance(data, Tensor) else get_backend(), device, "tensor"
         )
         dt = be.resolve_dtype(dtype) if dtype is not None else None
-        if isinstance(data, Tensor):
-            arr = as_array(data.data, be, dt, data.device if device is None else be.device)
-        elif isinstance(data, bool | int | float) or (
-            isinstance(data, Sequence) and not isinstance(data, str | bytes)
-        ):
-            host = _host_data(data)
-            arr = as_array(host, be, be.dtype if dt is None and host.dtype.kind == "f" else dt)
-        else:
-            arr = as_array(data, be, dt)
-        # always a copy, so that later changes to the caller's array never reach it
-        _init(self, be.xp.asarray(arr, copy=True), be, None)
+        if be.scope is None:
+            arr = _fresh_array(data, be, dt, device)
+        else:  # CuPy: made on the tensor's GPU, wherever the current device is
+            with be.scope(be.device):
+                arr = _fresh_array(data, be, dt, device)
+        _init(self, arr, be, None)
         self.name = name
         if requires_grad:
             _check_float(self, "tensor(requires_grad=True)")
@@ -827,6 +822,21 @@ def _host_data(data: Any) -> np.ndarray:
     return arr
 
 
+def _fresh_array(data: Any, be: Backend, dt: Any, device: Any) -> Any:
+    """``Tensor(data)``'s array: of ``be`` (and dtype ``dt``, where given), and always a
+    copy, so that later changes to the caller's array never reach it."""
+    if isinstance(data, Tensor):
+        arr = as_array(data.data, be, dt, data.device if device is None else be.device)
+    elif isinstance(data, bool | int | float) or (
+        isinstance(data, Sequence) and not isinstance(data, str | bytes)
+    ):
+        host = _host_data(data)
+        arr = as_array(host, be, be.dtype if dt is None and host.dtype.kind == "f" else dt)
+    else:
+        arr = as_array(data, be, dt)
+    return be.xp.asarray(arr, copy=True)
+
+
 # ---------------------------------------------------------------- apply: forward + record
 _GRAD_MODE = _grad_mode._state  # thread-local: each thread reads its own .enabled
 
@@ -879,7 +889,11 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         else:
             inputs = promote(be, datas, op.promote, op.promote_float)
     try:
-        out, saved = op.fwd(be.xp, *inputs, **params) if params else op.fwd(be.xp, *inputs)
+        if be.scope is None:
+            out, saved = op.fwd(be.xp, *inputs, **params) if params else op.fwd(be.xp, *inputs)
+        else:  # CuPy: on the tensors' GPU, wherever the current device is
+            with be.scope(be.device):
+                out, saved = op.fwd(be.xp, *inputs, **params)
     except (OpError, CaptureError):  # a CaptureError: a host read inside a captured step
         raise
     except Exception as exc:
@@ -959,6 +973,14 @@ def _device_error(op: Op, args: Sequence[Any], inputs: str) -> BackendMismatchEr
 def seed_gradient(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -> Any:
     """The gradient a backward pass from ``t`` starts with: ``gradient`` checked and
     converted (an array, or a Tensor with ``as_tensor``), or ones for one element."""
+    be = t._backend
+    if be.scope is None:
+        return _seed(t, gradient, who, as_tensor)
+    with be.scope(be.device):  # CuPy: made on the output's GPU
+        return _seed(t, gradient, who, as_tensor)
+
+
+def _seed(t: Tensor, gradient: Any, who: str, as_tensor: bool) -> Any:
     if not t.requires_grad:
         raise RuntimeError(
             f"{who}: the tensor (shape {tuple(t.data.shape)}) does not require grad and has "

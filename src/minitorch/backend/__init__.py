@@ -115,6 +115,11 @@ class Backend:
     #: update the parameters it takes with it (as torch.optim's foreach path). None: the
     #: library has none, and the optimizers go one array at a time.
     foreach: Any = None
+    #: ``scope(device)``, a context in which the library works on ``device``: None where
+    #: an array's own device decides (every library but CuPy). CuPy allocates and
+    #: launches on its *current* device, so the engine runs an op, a backward pass and
+    #: an optimizer's update of a tensor on another GPU inside its device's scope.
+    scope: Callable[[Any], contextlib.AbstractContextManager[Any]] | None = None
 
     @property
     def version(self) -> str:
@@ -254,6 +259,7 @@ def make_backend(
     precision_note: Callable[[], str | None] | None = None,
     foreach: Any = None,
     vjp_kernels: dict[str, Callable[..., Array]] | None = None,
+    scope: Callable[[Any], contextlib.AbstractContextManager[Any]] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -331,6 +337,7 @@ def make_backend(
         tf32_xp=tf32_xp,
         precision_note=precision_note or (lambda: None),
         foreach=foreach,
+        scope=scope,
     )
 
 

@@ -46,6 +46,18 @@ CREATORS = (
 )
 
 
+def current_device_scope(get_device: Callable[[], int]) -> Scope:
+    """``scope(device)``: the device's own context where it is not CuPy's current device
+    (``get_device()``, its index), else nothing to enter. CuPy allocates and launches on
+    the current device: an op on a tensor of another GPU runs inside this."""
+    null = contextlib.nullcontext()
+
+    def scope(device: Any) -> contextlib.AbstractContextManager[Any]:
+        return null if device.id == get_device() else device
+
+    return scope
+
+
 def scatter_add_with(lib: Any, scope: Scope) -> Callable[[int, Any, Any], Any]:
     """Rows of ``values`` summed into ``n`` rows at ``index`` with ``lib.add.at``
     (repeats accumulate), on the device of ``values``."""
@@ -397,4 +409,5 @@ def load() -> Backend:
         overrides={**native, **products(native, linalg, COMPUTE_TYPE_DEFAULT)},
         tf32_overrides=products(native, linalg, COMPUTE_TYPE_TF32) if tf32 else None,
         vjp_kernels=vjp_kernels(cupy, compat, cupy.ElementwiseKernel, cupy.ReductionKernel),
+        scope=current_device_scope(cupy.cuda.runtime.getDevice),
     )
