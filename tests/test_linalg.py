@@ -578,3 +578,50 @@ def test_complex_results_refuse_gradients(backend: Any) -> None:
     want = np.linalg.solve([[2.0, 1.0], [1.0, 3.0]], [1.0 + 1j, 2.0 - 1j])
     for part in (np.real, np.imag):
         assert_close(part(got), part(want), atol=1e-12, rtol=1e-12)
+
+
+class _NoOperatorProduct(np.ndarray):
+    """A NumPy array whose ``@`` raises: op code that writes ``x @ y`` on backend arrays
+    skips the backend's ``matmul``, and with it the full float32 precision that
+    ``matmul`` sets on a GPU (JAX's default precision, torch's and CuPy's TF32 flags)."""
+
+    def __matmul__(self, other: Any) -> Any:
+        raise AssertionError("a matrix product written x @ y in op code: use xp.matmul")
+
+    __rmatmul__ = __matmul__
+
+
+@pytest.mark.backend_independent
+def test_the_decompositions_multiply_matrices_through_the_namespace() -> None:
+    """Every linalg op's forward and backward (first and second order) with arrays that
+    refuse ``@``: their matrix products go through ``xp.matmul``. The VJPs of inv,
+    solve, cholesky, eigh, svd, qr, pinv and diagonal wrote ``@`` before."""
+    be = minitorch.backend.resolve("numpy", "float64")
+    rng = np.random.default_rng(11)
+
+    def leaf(a: Any) -> minitorch.Tensor:
+        return minitorch.Tensor._make(np.asarray(a).view(_NoOperatorProduct), be, None)
+
+    a = rng.standard_normal((4, 4))
+    spd = a @ a.T + 4 * np.eye(4)
+    wide, tall = rng.standard_normal((3, 5)), rng.standard_normal((5, 3))
+    la = minitorch.linalg
+    cases = [
+        (spd, lambda x: la.inv(x)),
+        (spd, lambda x: la.solve(x, leaf(np.ones((4, 2))))),
+        (spd, lambda x: la.cholesky(x)),
+        (spd, lambda x: la.eigh(x).eigenvalues * 1.0 + la.eigh(x).eigenvectors.sum(axis=0)),
+        (tall, lambda x: la.svd(x, full_matrices=False).U.sum() + la.svdvals(x)),
+        (wide, lambda x: la.svd(x, full_matrices=False).Vh.sum() + la.svdvals(x)),
+        (tall, lambda x: la.qr(x).Q.sum() + la.qr(x).R.sum()),
+        (wide, lambda x: la.qr(x).Q.sum() + la.qr(x).R.sum()),
+        (tall, lambda x: la.pinv(x)),
+        (spd, lambda x: la.diagonal(x, offset=1)),
+        (spd, lambda x: la.det(x)),
+    ]
+    for value, f in cases:
+        x = leaf(value).requires_grad_()
+        y = f(x)
+        (g,) = minitorch.autograd.grad((y * y).sum(), [x], create_graph=True)
+        (g * g).sum().backward()  # the VJPs' own graph: second order
+        assert x.grad is not None and np.all(np.isfinite(np.asarray(x.grad)))

@@ -491,7 +491,7 @@ def _inv(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
 def _inv_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
     (b,) = saved
     bt = _mT(xp, b)
-    return (-(bt @ g @ bt),)
+    return (-xp.matmul(xp.matmul(bt, g), bt),)
 
 
 inv = defop(
@@ -547,7 +547,7 @@ def _solve_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...])
         raise
     except Exception as exc:
         raise OpError(f"solve: the gradient needs x1^T, which is singular ({exc})") from exc
-    ga = -(gb @ _mT(xp, x2)) if needs[0] else None
+    ga = -xp.matmul(gb, _mT(xp, x2)) if needs[0] else None
     if vector:
         gb = gb[..., 0]
     return ga, (gb if needs[1] else None)
@@ -609,7 +609,7 @@ def _cholesky_vjp(
     low = _mT(xp, out) if upper else out
     gl = _mT(xp, g) if upper else g
     lt = _mT(xp, low)
-    phi = lt @ gl
+    phi = xp.matmul(lt, gl)
     p = (
         xp.where(_triangle(xp, phi, 0, True), phi, 0.0)
         + _mT(xp, xp.where(_triangle(xp, phi, -1, True), phi, 0.0))
@@ -669,7 +669,7 @@ def _eigvalsh_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ..
     x, v = saved
     if v is None:  # create_graph: recomputed, so that the second derivative sees it
         v = xp.linalg.eigh(x)[1]
-    return ((v * xp.expand_dims(g, axis=-2)) @ _mT(xp, v),)
+    return (xp.matmul(v * xp.expand_dims(g, axis=-2), _mT(xp, v)),)
 
 
 eigvalsh = defop(
@@ -713,10 +713,10 @@ def _eigvecsh_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ..
         w = xp.linalg.eigvalsh(x)
     _no_repeats(xp, w, "eigh", "eigen")
     n = w.shape[-1]
-    vtg = _mT(xp, v) @ g
+    vtg = xp.matmul(_mT(xp, v), g)
     skew = (vtg - _mT(xp, vtg)) * 0.5
     gaps = xp.expand_dims(w, axis=-2) - xp.expand_dims(w, axis=-1) + _eye(xp, n, w)
-    return (v @ (skew / gaps) @ _mT(xp, v),)
+    return (xp.matmul(xp.matmul(v, skew / gaps), _mT(xp, v)),)
 
 
 eigvecsh = defop(
@@ -762,7 +762,7 @@ def _svd_backward(
     ``svd_backward``, real case; any of ``gu``, ``gs``, ``gvh`` may be None)."""
     m, n = x.shape[-2], x.shape[-1]
     if gu is None and gvh is None:
-        return (u * xp.expand_dims(gs, axis=-2)) @ vh
+        return xp.matmul(u * xp.expand_dims(gs, axis=-2), vh)
     _no_repeats(xp, s, who, "singular ")
     if m != n and math.prod(s.shape) and bool(xp.any(s <= 0.0)):
         raise OpError(
@@ -777,11 +777,11 @@ def _svd_backward(
     e = xp.expand_dims(s2, axis=-2) - xp.expand_dims(s2, axis=-1) + _eye(xp, k, s)
     core = None
     if gu is not None:
-        uhgu = _mT(xp, u) @ gu
+        uhgu = xp.matmul(_mT(xp, u), gu)
         core = (uhgu - _mT(xp, uhgu)) * s_row
     gv = _mT(xp, gvh) if gvh is not None else None
     if gv is not None:
-        vhgv = _mT(xp, v) @ gv
+        vhgv = xp.matmul(_mT(xp, v), gv)
         term = s_col * (vhgv - _mT(xp, vhgv))
         core = term if core is None else core + term
     assert core is not None
@@ -789,16 +789,16 @@ def _svd_backward(
     if gs is not None:
         ga = ga + _diag_embed(xp, gs)
     if m > n and gu is not None:
-        ga = u @ ga
+        ga = xp.matmul(u, ga)
         gusinv = gu / s_row
-        ga = ga + gusinv - u @ (_mT(xp, u) @ gusinv)
-        return ga @ vh
+        ga = ga + gusinv - xp.matmul(u, xp.matmul(_mT(xp, u), gusinv))
+        return xp.matmul(ga, vh)
     if m < n and gv is not None:
-        ga = ga @ vh
+        ga = xp.matmul(ga, vh)
         gvsinv = gv / s_row
-        ga = ga + _mT(xp, gvsinv) - (_mT(xp, gvsinv) @ v) @ vh
-        return u @ ga
-    return u @ ga @ vh
+        ga = ga + _mT(xp, gvsinv) - xp.matmul(xp.matmul(_mT(xp, gvsinv), v), vh)
+        return xp.matmul(u, ga)
+    return xp.matmul(xp.matmul(u, ga), vh)
 
 
 def _check_full(x: Any, full_matrices: bool, who: str) -> None:
@@ -833,7 +833,7 @@ def _svdvals_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...
     x, u, vh = saved
     if u is None:
         u, _, vh = xp.linalg.svd(x, full_matrices=False)[:3]
-    return ((u * xp.expand_dims(g, axis=-2)) @ vh,)
+    return (xp.matmul(u * xp.expand_dims(g, axis=-2), vh),)
 
 
 svdvals = defop(
@@ -985,11 +985,11 @@ def _qr_square_backward(xp: Any, gq: Any, gr: Any, q: Any, r: Any, who: str) -> 
     """The gradient of ``a = q r`` with ``r`` square (m >= n): ``(gq + q copyltu(M))
     r^-T``, ``M = r gr^T - gq^T q`` (Liao et al. 2019; PyTorch's ``linalg_qr_backward``)."""
     n = r.shape[-1]
-    nmat = gr @ _mT(xp, r) - _mT(xp, q) @ gq
+    nmat = xp.matmul(gr, _mT(xp, r)) - xp.matmul(_mT(xp, q), gq)
     upper = xp.where(_triangle(xp, nmat, 0, False), nmat, 0.0)
     diag = upper * _eye(xp, n, upper)
     sym = upper + _mT(xp, upper) - diag
-    ga = q @ sym + gq
+    ga = xp.matmul(q, sym) + gq
     try:
         return _mT(xp, _bsolve(xp, r, _mT(xp, ga)))
     except OpError:
@@ -1018,9 +1018,9 @@ def _qr_backward(xp: Any, x: Any, q: Any, r: Any, gq: Any, gr: Any, mode: str) -
     # m < n: x = [X | Y] with X = Q U square, Y = Q V
     y = x[..., :, m:]
     gu, gv = gr[..., :, :m], gr[..., :, m:]
-    gq = gq + y @ _mT(xp, gv)
+    gq = gq + xp.matmul(y, _mT(xp, gv))
     gx = _qr_square_backward(xp, gq, gu, q, r[..., :, :m], "qr")
-    return xp.concat([gx, q @ gv], axis=-1)
+    return xp.concat([gx, xp.matmul(q, gv)], axis=-1)
 
 
 def _qr_q(xp: Any, x: Any, mode: str = "reduced") -> tuple[Any, tuple[Any, ...]]:
@@ -1134,9 +1134,10 @@ def _pinv_vjp(
     a, p = saved
     m, n = a.shape[-2], a.shape[-1]
     pt, gt = _mT(xp, p), _mT(xp, g)
-    left = _eye(xp, m, a) - a @ p  # I - A A+
-    right = _eye(xp, n, a) - p @ a  # I - A+ A
-    return (-(pt @ g @ pt) + left @ gt @ (p @ pt) + (pt @ p) @ gt @ right,)
+    mm = xp.matmul
+    left = _eye(xp, m, a) - mm(a, p)  # I - A A+
+    right = _eye(xp, n, a) - mm(p, a)  # I - A+ A
+    return (-mm(mm(pt, g), pt) + mm(mm(left, gt), mm(p, pt)) + mm(mm(mm(pt, p), gt), right),)
 
 
 pinv = defop(
@@ -1214,7 +1215,7 @@ def _diagonal_vjp(
     length = g.shape[-1]
     rows = _eye(xp, length, g, n, r0)  # rows[i, r0 + i] = 1
     cols = _eye(xp, length, g, m, c0)  # cols[i, c0 + i] = 1
-    return (_mT(xp, rows) @ (xp.expand_dims(g, axis=-1) * cols),)
+    return (xp.matmul(_mT(xp, rows), xp.expand_dims(g, axis=-1) * cols),)
 
 
 diagonal = defop(
