@@ -402,12 +402,12 @@ def _scope() -> tuple[Any, list[Any]]:
     return scope, entered
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
 def test_cupy_floor_divide_and_remainder_have_numpys_special_cases(dtype: str) -> None:
     """CuPy's kernels floor a / b (inf // 2 is inf, -2 // inf is -0); the backend's own
-    functions follow NumPy's divmod, bit for bit and sign of zero included: run here on
-    NumPy against NumPy's ufuncs, on a grid of special values, random values and
-    Python-number operands."""
+    functions follow NumPy's divmod, bit for bit and sign of zero included (float16 in
+    float32, rounded once, as NumPy): run here on NumPy against NumPy's ufuncs, on a
+    grid of special values, random values and Python-number operands."""
     vals = [5.0, -5.0, 3.0, -3.0, 0.0, -0.0, math.inf, -math.inf, math.nan, 2.0, -2.0, 0.5]
     vals += [-0.5, 7.25, -1e300, 1e-300, 1.0, -1.0]
     with np.errstate(over="ignore"):  # -1e300 is -inf in float32
@@ -478,6 +478,16 @@ def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
     np.testing.assert_array_equal(r, [0, 2, 4])
     assert entered[-1] == "dev1"
     assert fns["full"]((2,), 1.5).dtype == np.float64 and fns["full"]((2,), 1).dtype == np.int64
+    # eye and linspace too (array-api-compat's wrappers drop device= on CuPy)
+    np.testing.assert_array_equal(fns["eye"](2, 3, k=1, device="dev2"), np.eye(2, 3, k=1))
+    np.testing.assert_array_equal(fns["linspace"](0.0, 1.0, 3, device="dev3"), [0.0, 0.5, 1.0])
+    assert entered[-2:] == ["dev2", "dev3"]
+    # astype to a device: made there (a name like "cuda:1", which the wrapper refuses)
+    x = np.arange(3)
+    y = fns["astype"](x, np.float32, device="dev4")
+    assert entered[-1] == "dev4" and y.dtype == np.float32 and not np.shares_memory(x, y)
+    same = fns["astype"](y, np.float32, copy=False, device="dev5")
+    assert same is y and entered[-1] == "dev5"  # copy=False: no copy where none is needed
 
 
 #: a digest of the CUDA C of each of minitorch's CuPy kernels (``_cupy.KERNELS``,

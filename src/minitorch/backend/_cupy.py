@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import operator
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,8 @@ CREATORS = (
     "empty",
     "full",
     "arange",
+    "eye",
+    "linspace",
     "zeros_like",
     "ones_like",
     "empty_like",
@@ -100,16 +103,21 @@ def compute_type_scoped(
         dtype = np.promote_types(x1.dtype, x2.dtype)
         if dtype.char not in "fF":
             return fn(x1, x2, **kwargs)
-        prev = linalg.get_compute_type(dtype)
-        if prev == compute_type:
-            return fn(x1, x2, **kwargs)
-        linalg.set_compute_type(dtype, compute_type)
-        try:
-            return fn(x1, x2, **kwargs)
-        finally:
-            linalg.set_compute_type(dtype, prev)
+        with _COMPUTE_TYPE:  # one switch at a time: two threads' would undo each other
+            prev = linalg.get_compute_type(dtype)
+            if prev == compute_type:
+                return fn(x1, x2, **kwargs)
+            linalg.set_compute_type(dtype, compute_type)
+            try:
+                return fn(x1, x2, **kwargs)
+            finally:
+                linalg.set_compute_type(dtype, prev)
 
     return run
+
+
+#: held while minitorch sets CuPy's process-wide compute type for one product
+_COMPUTE_TYPE = threading.RLock()
 
 
 def _kind(x: Any) -> str:
@@ -123,6 +131,17 @@ def _real_floats(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` (arrays or numbers) divide as real floating values."""
     kinds = (_kind(a), _kind(b))
     return "f" in kinds and "c" not in kinds
+
+
+def _half(a: Any, b: Any) -> bool:
+    """Whether the result of ``a`` and ``b`` is float16 (an array of it, and a float16
+    array or a Python number)."""
+    dtypes = [x.dtype for x in (a, b) if hasattr(x, "dtype")]
+    return bool(dtypes) and all(d == np.float16 for d in dtypes)
+
+
+def _single(lib: Any, x: Any) -> Any:
+    return x.astype(np.float32) if hasattr(x, "dtype") else x
 
 
 def _divmod_parts(lib: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
@@ -151,6 +170,8 @@ def numpy_floor_divide(lib: Any) -> Callable[[Any, Any], Any]:
     def floor_divide(a: Any, b: Any, /) -> Any:
         if not _real_floats(a, b):
             return lib.floor_divide(a, b)
+        if _half(a, b):  # NumPy divides float16 in float32 and rounds once
+            return floor_divide(_single(lib, a), _single(lib, b)).astype(np.float16)
         _, div, fix = _divmod_parts(lib, a, b)
         div = lib.where(fix, div - 1.0, div)
         floor = lib.floor(div)
@@ -169,6 +190,8 @@ def numpy_remainder(lib: Any) -> Callable[[Any, Any], Any]:
     def remainder(a: Any, b: Any, /) -> Any:
         if not _real_floats(a, b):
             return lib.remainder(a, b)
+        if _half(a, b):  # as floor_divide: in float32, rounded once
+            return remainder(_single(lib, a), _single(lib, b)).astype(np.float16)
         mod, _, fix = _divmod_parts(lib, a, b)
         moved = lib.where(fix, mod + b, mod)
         moved = lib.where(mod != 0, moved, lib.copysign(lib.zeros_like(moved), b))
@@ -177,11 +200,14 @@ def numpy_remainder(lib: Any) -> Callable[[Any, Any], Any]:
     return remainder
 
 
-def _astype_with(compat: Any) -> Callable[..., Any]:
+def _astype_with(compat: Any, scope: Scope) -> Callable[..., Any]:
     def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
         if device is None:
             return x.astype(dtype, copy=copy)
-        return compat.astype(x, dtype, copy=copy, device=device)
+        # on the device given ("cuda:1" or a Device: the wrapper takes only a Device),
+        # copied there where x is elsewhere; copy=False: a copy only where one is needed
+        with scope(device):
+            return compat.asarray(x, dtype=dtype, copy=True if copy else None)
 
     return astype
 
@@ -218,7 +244,7 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
         "tensordot": lib.tensordot,
         "permute_dims": lib.transpose,
         "matrix_transpose": _matrix_transpose,
-        "astype": _astype_with(compat),
+        "astype": _astype_with(compat, scope),
         "reshape": _reshape_with(compat),
         "isdtype": functools.cache(compat.isdtype),
         "floor_divide": numpy_floor_divide(lib),
@@ -381,7 +407,10 @@ def load() -> Backend:
             kind, _, idx = resolve_device(d, current_index).partition(":")
             if kind not in ("cuda", "gpu") or not idx:
                 raise ValueError(f"the cupy backend has CUDA devices ('cuda:0', ...), got {d!r}")
-            return cupy.cuda.Device(int(idx))
+            d = int(idx)
+        count = cupy.cuda.runtime.getDeviceCount()
+        if not 0 <= int(d) < count:  # CuPy makes Device(7) and fails at its first use
+            raise ValueError(f"this machine has CUDA devices cuda:0 to cuda:{count - 1}, got {d!r}")
         return cupy.cuda.Device(int(d))
 
     def from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Any:
