@@ -881,6 +881,41 @@ def test_a_tensor_on_another_gpu_is_computed_on_that_gpu(opt: str) -> None:
     assert set(seen) == {0} and not here.device.entered
 
 
+def test_a_graph_across_two_gpus_runs_each_part_on_its_gpu() -> None:
+    """A graph on cuda:1 moved to cuda:0 (the root) with cuda:0 current: backward runs
+    the root's VJPs on cuda:0 and, on cuda:1, the rest: the VJPs, the sum of a tensor's
+    two gradients (it is used twice), the bias's reduction to its shape and the leaves'
+    gradients added to the last ones. The sums and the leaves ran on cuda:0 before."""
+    from minitorch.ops.shape import move
+
+    def gpu(index: int) -> Any:
+        return make_backend(
+            "numpy",
+            compat_numpy,
+            np,
+            device=_Gpu(index),
+            scope=_cupy.current_device_scope(lambda: _Gpu.current),
+            from_numpy=lambda a, dt, d: np.array(a, dtype=dt, copy=True).view(_Noted),
+        )
+
+    on1, on0 = gpu(1), gpu(0)
+    _Gpu.current = 0
+    w = minitorch.Tensor._make(np.ones(3).view(_Noted), on1, None).requires_grad_()
+    b = minitorch.Tensor._make(np.ones(1).view(_Noted), on1, None).requires_grad_()
+    for _ in range(2):  # the second adds to the leaves' gradients
+        h = (w + b).tanh()
+        y = move(h * h, backend=on0, source=on1)
+        loss = (y * y).sum()
+        _Noted.seen.clear()
+        loss.backward()
+        assert _Noted.seen[:3] == [0, 0, 0]  # y * y's VJP and the move's, on cuda:0
+        assert set(_Noted.seen[3:]) == {1} and _Gpu.current == 0
+    t = np.tanh(2.0)
+    want = 4 * t**3 * (1 - t * t)  # d/dw of sum(tanh(w + b)^4); two backward passes
+    np.testing.assert_allclose(np.asarray(w.grad), np.full(3, 2 * want), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(b.grad), [2 * 3 * want], rtol=1e-12)
+
+
 def test_cupy_native_functions_agree_with_the_compat_wrappers() -> None:
     scope, _ = _scope()
     fns = _cupy.native_functions(np, compat_numpy, scope)

@@ -315,55 +315,58 @@ def _backward(
         saved = node.saved
         if saved is None:
             raise _freed_error(node)
-        xp = None
-        if g is None:  # nothing flowed into this node: nothing flows out
-            gins: Sequence[Any] = (None,) * len(edges)
-        else:
-            # the chain rule: the VJP maps g to one gradient per input
-            vjp: Any = node.op.vjp  # only differentiable ops record nodes
-            needs = _NEEDS1 if len(edges) == 1 else _needs(edges)
-            if vjp_args is None:
-                if node._checks or node._out_modified is not None:
-                    node.check_versions()
-                params = node.params
-                nb = node.backend
-                if nb.scope is None:
-                    xb = nb.xp
+        nb = node.backend
+        scope = None if nb.scope is None else nb.scope(nb.device)
+        if scope is not None:  # CuPy: the VJP and the sums on the node's GPU
+            scope.__enter__()
+        try:
+            xp = None
+            if g is None:  # nothing flowed into this node: nothing flows out
+                gins: Sequence[Any] = (None,) * len(edges)
+            else:
+                # the chain rule: the VJP maps g to one gradient per input
+                vjp: Any = node.op.vjp  # only differentiable ops record nodes
+                needs = _NEEDS1 if len(edges) == 1 else _needs(edges)
+                if vjp_args is None:
+                    if node._checks or node._out_modified is not None:
+                        node.check_versions()
+                    params = node.params
+                    xb = node.backend.xp
                     gins = (
                         vjp(xb, g, saved, needs, **params) if params else vjp(xb, g, saved, needs)
                     )
-                else:  # CuPy: on the node's GPU (another than the root's after a move)
-                    with nb.scope(nb.device):
-                        gins = vjp(nb.xp, g, saved, needs, **params)
-            else:
-                xp, saved = vjp_args(node)
-                gins = vjp(xp, g, saved, needs, **node.params)
-        if saved and not retain_graph:
-            # free the saved arrays; a node that saved none (shapes and axes, as sum
-            # does) can run again, as in PyTorch
-            for s in saved:
-                holds = _HOLDS_ARRAY.get(type(s))
-                if holds or (holds is None and _learn_type(s)):
-                    node.saved = None
-                    node._checks = ()  # nor keep the inputs' Tensors (history.append(loss))
-                    break
-        for e, gi in zip(edges, gins, strict=True):
-            if e is None:
-                continue
-            if type(e) is Node:  # sum fan-out; visit e once all its consumers are done
-                if gi is not None:
-                    if gi.shape != e.shape:
-                        gi = unbroadcast(xp or e.backend.xp, gi, e.shape)
-                    prev = grads.get(e)
-                    grads[e] = gi if prev is None else prev + gi
-                d = deps[e] - 1
-                deps[e] = d
-                if d == 0:
-                    ready.append(e)
-            elif gi is not None:  # a leaf tensor
-                if gi.shape != e.data.shape:
-                    gi = unbroadcast(xp or e._backend.xp, gi, e.data.shape)
-                acc.add_leaf(e, gi)
+                else:
+                    xp, saved = vjp_args(node)
+                    gins = vjp(xp, g, saved, needs, **node.params)
+            if saved and not retain_graph:
+                # free the saved arrays; a node that saved none (shapes and axes, as sum
+                # does) can run again, as in PyTorch
+                for s in saved:
+                    holds = _HOLDS_ARRAY.get(type(s))
+                    if holds or (holds is None and _learn_type(s)):
+                        node.saved = None
+                        node._checks = ()  # nor keep the inputs' Tensors (history.append(loss))
+                        break
+            for e, gi in zip(edges, gins, strict=True):
+                if e is None:
+                    continue
+                if type(e) is Node:  # sum fan-out; visit e once all its consumers are done
+                    if gi is not None:
+                        if gi.shape != e.shape:
+                            gi = unbroadcast(xp or e.backend.xp, gi, e.shape)
+                        prev = grads.get(e)
+                        grads[e] = gi if prev is None else prev + gi
+                    d = deps[e] - 1
+                    deps[e] = d
+                    if d == 0:
+                        ready.append(e)
+                elif gi is not None:  # a leaf tensor
+                    if gi.shape != e.data.shape:
+                        gi = unbroadcast(xp or e._backend.xp, gi, e.data.shape)
+                    acc.add_leaf(e, gi)
+        finally:
+            if scope is not None:
+                scope.__exit__(None, None, None)
     if inputs is None:
         acc.store_leaf_grads()
     return acc.results
@@ -434,15 +437,25 @@ class _Gradients:
             if not t._requires_grad:  # requires_grad_(False) since the graph was built
                 continue
             be = t._backend
-            if g.dtype != t.data.dtype:
-                g = be.xp.astype(g, t.data.dtype)
-            if t._grad is None:
-                if id(g) in stored or not be.owns(g):
-                    g = be.xp.asarray(g, copy=True)
-                stored.add(id(g))
-                t._grad = array_result(g, be)  # a NumPy scalar (0-d leaf) as an array
-            else:
-                t._grad = array_result(t._grad + g, be)
+            if be.scope is None:
+                _store(t, g, be, stored)
+            else:  # CuPy: on the leaf's GPU (another than the root's after a move)
+                with be.scope(be.device):
+                    _store(t, g, be, stored)
+
+
+def _store(t: Any, g: Any, be: Backend, stored: set[int]) -> None:
+    """Add ``g`` to the leaf ``t``'s ``.grad``, as a fresh array of its dtype unless
+    ``g`` owns its memory and no other leaf got it (the ids in ``stored``)."""
+    if g.dtype != t.data.dtype:
+        g = be.xp.astype(g, t.data.dtype)
+    if t._grad is None:
+        if id(g) in stored or not be.owns(g):
+            g = be.xp.asarray(g, copy=True)
+        stored.add(id(g))
+        t._grad = array_result(g, be)  # a NumPy scalar (0-d leaf) as an array
+    else:
+        t._grad = array_result(t._grad + g, be)
 
 
 def _count_consumers(

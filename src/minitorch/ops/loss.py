@@ -253,8 +253,6 @@ def _reduced(xp: Any, losses: Any, denom: Any, reduction: str, logits: Any) -> A
     if reduction == "mean" and hasattr(denom, "shape"):
         # no weight kept (every target ignored): nan, as PyTorch, without the 0 / 0
         return xp.sum(losses) / xp.where(denom == 0, math.nan, denom)
-    if reduction == "mean" and denom and denom == losses.shape[0]:
-        return xp.mean(losses)  # torch: one kernel, where a sum and a division make two
     if reduction == "mean":
         return xp.sum(losses) / denom if denom else xp.sum(losses) * float("nan")
     if reduction == "sum":
