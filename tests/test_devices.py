@@ -843,9 +843,9 @@ def _on_gpu(index: int, seen: list[int]) -> Any:
 def test_a_tensor_on_another_gpu_is_computed_on_that_gpu(opt: str) -> None:
     """CuPy allocates and launches on its current device. A tensor on cuda:1 while
     cuda:0 is current: its creation's copy, every op's forward, the backward pass (each
-    VJP, the gradients summed and stored) and the optimizer's update run with cuda:1
-    current, and cuda:0 is current again after each (run here on NumPy, with a stand-in
-    for CuPy's device). Before, all of them ran on cuda:0: the arrays of a cuda:1
+    VJP, the gradients summed and stored), clip_grad_norm_ and the optimizer's update
+    run with cuda:1 current, and cuda:0 is current again after each (run here on NumPy,
+    with a stand-in for CuPy's device). Before, all of them ran on cuda:0: the arrays of a cuda:1
     tensor were made on the other GPU."""
     seen = _Noted.seen
     seen.clear()
@@ -867,6 +867,9 @@ def test_a_tensor_on_another_gpu_is_computed_on_that_gpu(opt: str) -> None:
         assert set(seen) == {1} and _Gpu.current == 0
         seen.clear()
         loss.backward()
+        assert seen and set(seen) == {1} and _Gpu.current == 0
+        seen.clear()
+        minitorch.optim.clip_grad_norm_([w], 1.0)
         assert seen and set(seen) == {1} and _Gpu.current == 0
         seen.clear()
         optimizer.step()

@@ -134,6 +134,17 @@ def test_all_reduce_gradients_is_the_mean_over_ranks(backend: str, tmp_path: Pat
     assert [d.rsplit(".", 1)[-1] for d in got["dtypes"].tolist()] == dtypes
 
 
+def test_parameters_off_a_ranks_gpu_stop_every_rank(tmp_path: Path) -> None:
+    """A rank whose parameters NCCL cannot reduce (off its GPU) says so in the check of
+    the models, which every rank takes part in: all ranks raise at once, where the
+    others waited for the rank that raised alone (until NCCL's timeout)."""
+    runs = launch("off_gpu", "numpy", tmp_path / "x.npz")
+    for r in runs:
+        assert r.returncode == 3, r.stderr
+        assert "rank 1's parameters are on cuda:0" in r.stderr
+        assert r.seconds < TIMEOUT, r.seconds
+
+
 def test_different_models_fail_before_training(tmp_path: Path) -> None:
     runs = launch("mismatch", "numpy", tmp_path / "x.npz")
     for rank, r in enumerate(runs):
@@ -238,8 +249,9 @@ def test_init_on_a_cuda_backend_moves_every_current_device_and_keeps_tf32(
 def test_nccl_refuses_parameters_off_this_ranks_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """Over NCCL a rank reduces the arrays on its own GPU: parameters made before
     init_process_group moved the default device (still on cuda:0, or on the CPU) are
-    refused with what to do, before any collective, where NCCL would refuse a CPU
-    tensor in its own words and two ranks on one GPU would hang."""
+    refused with what to do, where NCCL would refuse a CPU tensor in its own words and
+    two ranks on one GPU would hang (broadcast_parameters: in the check of the models,
+    on every rank)."""
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{dist.free_port()}", rank=0, world_size=1
     )

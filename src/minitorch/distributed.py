@@ -339,20 +339,27 @@ def _buckets(ps: Sequence[Tensor], arrays: Sequence[Any], limit: float) -> list[
     return out
 
 
-def _on_this_gpu(be: Backend, a: Any, who: str) -> None:
-    """With NCCL, refuse a bucket that is not on this rank's GPU (NCCL would refuse a CPU
-    tensor with its own message, and two ranks on one GPU would hang or fail)."""
+def _off_this_gpu(be: Backend, a: Any) -> str | None:
+    """With NCCL, why ``a`` cannot be reduced: it is not on this rank's GPU (NCCL would
+    refuse a CPU tensor in its own words, and two ranks on one GPU hang or fail)."""
     if backend_name() != "nccl":
-        return
+        return None
     want = f"cuda:{_torch().cuda.current_device()}"
     got = device_name(be, array_api_compat.device(a))
-    if got != want:
-        raise DistributedError(
-            f"{who}: rank {get_rank()} reduces over NCCL the arrays on its own GPU "
-            f"({want}), but parameters of backend {be.name} are on {got}. "
-            f"init_process_group() moved the default device of new tensors to {want}: "
-            f"build the model after it, or move the parameters with .to(device={want!r})"
-        )
+    if got == want:
+        return None
+    return (
+        f"rank {get_rank()} reduces over NCCL the arrays on its own GPU ({want}), but "
+        f"parameters of backend {be.name} are on {got}. init_process_group() moved the "
+        f"default device of new tensors to {want}: build the model after it, or move the "
+        f"parameters with .to(device={want!r})"
+    )
+
+
+def _on_this_gpu(be: Backend, a: Any, who: str) -> None:
+    why = _off_this_gpu(be, a)
+    if why is not None:
+        raise DistributedError(f"{who}: {why}")
 
 
 def _flatten(be: Backend, arrays: Sequence[Any]) -> Any:
@@ -384,12 +391,18 @@ def _signature(params: Sequence[Tensor]) -> list[tuple[tuple[int, ...], str]]:
 
 
 def _check_same_parameters(params: Sequence[Tensor], who: str) -> None:
-    """Raise on every rank, before any training, if the ranks' models differ."""
+    """Raise on every rank, before any training, if the ranks' models differ or one of
+    them holds parameters NCCL cannot reduce (off its GPU)."""
     mine = _signature(params)
+    off = next(filter(None, (_off_this_gpu(p._backend, p.data) for p in params)), None)
     world = get_world_size()
     gathered: list[Any] = [None] * world
     with _collective(who) as tdist:
-        tdist.all_gather_object(gathered, mine)
+        tdist.all_gather_object(gathered, (mine, off))
+    for _, off_r in gathered:
+        if off_r is not None:  # on every rank, so that none waits for the others
+            raise DistributedError(f"{who}: {off_r}")
+    gathered = [theirs for theirs, _ in gathered]
     me = get_rank()
     for r, theirs in enumerate(gathered):
         if theirs == mine:
@@ -416,8 +429,6 @@ def broadcast_parameters(params: Iterable[Tensor], src: int = 0) -> None:
     :class:`~minitorch.errors.DistributedError` on all of them if not.
     """
     ps = _params(params, "broadcast_parameters")
-    for p in ps:
-        _on_this_gpu(p._backend, p.data, "broadcast_parameters")
     _check_same_parameters(ps, "broadcast_parameters")
     if get_world_size() == 1:
         return

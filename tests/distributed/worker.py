@@ -102,6 +102,13 @@ def main() -> int:
                 params[2] = minitorch.zeros(SIZES[1] + 1, SIZES[2], requires_grad=True)
             dist.DataParallel(params)
             return 0
+        elif mode == "off_gpu":
+            # rank 1's parameters are where NCCL cannot reduce them (as if made on another
+            # GPU before init_process_group): every rank must stop, none wait
+            if rank == 1:
+                dist._off_this_gpu = lambda be, a: "rank 1's parameters are on cuda:0"
+            dist.DataParallel(init_params())
+            return 0
         elif mode in ("hang", "raise", "die"):  # rank 1 fails after the start
             params = init_params()
             ddp = dist.DataParallel(params)
