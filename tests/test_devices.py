@@ -884,6 +884,34 @@ def test_a_tensor_on_another_gpu_is_computed_on_that_gpu(opt: str) -> None:
     assert set(seen) == {0} and not here.device.entered
 
 
+def test_a_captured_step_on_another_gpu_replays_on_that_gpu() -> None:
+    """minitorch.capture's replay of a step whose parameters are on cuda:1, with cuda:0
+    current, runs every recorded call there (the recording is an eager step, scoped op
+    by op); the replay's calls ran on cuda:0 before."""
+    seen = _Noted.seen
+    be = _on_gpu(1, seen)
+    _Gpu.current = 0
+    rng = np.random.default_rng(9)
+    w = minitorch.Tensor._make(rng.standard_normal((3, 2)).view(_Noted), be, None)
+    w.requires_grad_()
+    x = minitorch.Tensor._make(rng.standard_normal((4, 3)).view(_Noted), be, None)
+    opt = minitorch.optim.SGD([w], lr=0.1)
+
+    def step(x: minitorch.Tensor) -> minitorch.Tensor:
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    replay = minitorch.capture(step, optimizer=opt)
+    for _ in range(3):
+        seen.clear()
+        replay(x)
+        assert seen and set(seen) == {1} and _Gpu.current == 0
+    assert replay.stats["replays"] == 2 and replay.stats["fallbacks"] == 0
+
+
 def test_a_graph_across_two_gpus_runs_each_part_on_its_gpu() -> None:
     """A graph on cuda:1 moved to cuda:0 (the root) with cuda:0 current: backward runs
     the root's VJPs on cuda:0 and, on cuda:1, the rest: the VJPs, the sum of a tensor's

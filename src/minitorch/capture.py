@@ -1585,9 +1585,15 @@ class Captured:
             # (or lets NumPy's SGD overwrite, calling its _step, not the new step)
             del self._programs[key]
             return self._record(key, args, kwargs, params)
+        be = params[0]._backend if params else None
+        scope = None if be is None or be.scope is None else be.scope(be.device)
         try:
             try:
-                out = prog.run(*arrays)
+                if scope is None:
+                    out = prog.run(*arrays)
+                else:  # CuPy: the replay on the parameters' GPU, as the eager step
+                    with scope:
+                        out = prog.run(*arrays)
             except BaseException:
                 prog.unlend(params)
                 raise

@@ -605,36 +605,32 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tenso
         be0 = get_backend()
         return Tensor._make(be0.xp.asarray(0.0, dtype=be0.dtype, device=be0.device), be0, None)
     with _OnDevices() as on:  # CuPy: each gradient's arithmetic on its GPU
-        return _clip(ps, max_norm, on)
-
-
-def _clip(ps: list[Tensor], max_norm: float, on: _OnDevices) -> Tensor:
-    be = ps[0]._backend
-    # one library (every Backend of it shares its namespace, whatever its default dtype)
-    # and one device: the sums stay there
-    place = (be.xp, str(ps[0]._grad.device))
-    squares = []
-    for p in ps:
-        on(p)
-        squares.append(p._backend.xp.sum(p._grad * p._grad))
-    if all((p._backend.xp, str(p._grad.device)) == place for p in ps):
-        total_sq = squares[0]
-        for s in squares[1:]:
-            total_sq = total_sq + s
-        total = be.xp.sqrt(total_sq)
-        coef = be.xp.clip(max_norm / (total + 1e-6), max=1.0)
+        be = ps[0]._backend
+        # one library (every Backend of it shares its namespace, whatever its default dtype)
+        # and one device: the sums stay there
+        place = (be.xp, str(ps[0]._grad.device))
+        squares = []
         for p in ps:
-            p.grad = p._grad * be.xp.astype(coef, p._grad.dtype)
-        return Tensor._make(total, be, None)
-    # gradients on several backends or devices: their sums meet on the host
-    norm = math.sqrt(sum(float(s) for s in squares))
-    scale = min(max_norm / (norm + 1e-6), 1.0) if norm == norm else math.nan
-    for p in ps:
-        on(p)
-        p.grad = p._grad * scale
-    on(ps[0])
-    dtype = _promoted_grad_dtype(ps, be)
-    return Tensor._make(be.xp.asarray(norm, dtype=dtype, device=ps[0]._grad.device), be, None)
+            on(p)
+            squares.append(p._backend.xp.sum(p._grad * p._grad))
+        if all((p._backend.xp, str(p._grad.device)) == place for p in ps):
+            total_sq = squares[0]
+            for s in squares[1:]:
+                total_sq = total_sq + s
+            total = be.xp.sqrt(total_sq)
+            coef = be.xp.clip(max_norm / (total + 1e-6), max=1.0)
+            for p in ps:
+                p.grad = p._grad * be.xp.astype(coef, p._grad.dtype)
+            return Tensor._make(total, be, None)
+        # gradients on several backends or devices: their sums meet on the host
+        norm = math.sqrt(sum(float(s) for s in squares))
+        scale = min(max_norm / (norm + 1e-6), 1.0) if norm == norm else math.nan
+        for p in ps:
+            on(p)
+            p.grad = p._grad * scale
+        on(ps[0])
+        dtype = _promoted_grad_dtype(ps, be)
+        return Tensor._make(be.xp.asarray(norm, dtype=dtype, device=ps[0]._grad.device), be, None)
 
 
 def _promoted_grad_dtype(ps: list[Tensor], be: Any) -> Any:
