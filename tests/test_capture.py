@@ -2681,13 +2681,9 @@ def test_emulated_graphs_copy_out_what_outlives_the_replay(
     assert any(r.launches >= 4 for r in _EmulatedGraph.runners)
 
 
-def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """On CuPy a stretch with a matrix product runs eagerly between graphs. A graph
-    hands the next stretch its output uncopied (only that stretch reads it); a view of
-    it that the eager stretch returns must be copied, or the graph's next launch
-    rewrites what the caller holds (it did: call 2's result became call 3's)."""
+def _emulate_cupy_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replays on NumPy with emulated CUDA graphs that, as CuPy's, run every stretch with
+    a matrix product eagerly (skips where the backend under test is not NumPy)."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
     capture_module = importlib.import_module("minitorch.capture")
@@ -2695,6 +2691,29 @@ def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
     monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
     monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
     _EmulatedGraph.runners = []
+
+
+def _eager_then_replayed(make: Callable[..., Any], batches: list[Any]) -> list[list[Any]]:
+    """The results of ``make(w, opt)``'s step on each batch, eagerly and then replayed
+    by minitorch.capture (each with a fresh weight (6, 2) and SGD), all kept to the end
+    (a replay's next launch must not rewrite what an earlier call returned)."""
+    held = []
+    for graphs in (False, True):
+        w = minitorch.tensor(np.linspace(-1, 1, 12).reshape(6, 2), requires_grad=True)
+        opt = minitorch.optim.SGD([w], lr=0.1)
+        f = minitorch.capture(make(w, opt), optimizer=opt) if graphs else make(w, opt)
+        held.append([f(*b) for b in batches])
+    return held
+
+
+def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On CuPy a stretch with a matrix product runs eagerly between graphs. A graph
+    hands the next stretch its output uncopied (only that stretch reads it); a view of
+    it that the eager stretch returns must be copied, or the graph's next launch
+    rewrites what the caller holds (it did: call 2's result became call 3's)."""
+    _emulate_cupy_graphs(monkeypatch)
 
     def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:
         def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
@@ -2714,12 +2733,7 @@ def test_a_stretch_run_eagerly_copies_a_view_of_a_graphs_memory(
         (minitorch.tensor(rng.standard_normal((3, 6))), minitorch.tensor(rng.integers(0, 4, 3)))
         for _ in range(4)
     ]
-    held = []
-    for graphs in (False, True):
-        w = minitorch.tensor(np.linspace(-1, 1, 12).reshape(6, 2), requires_grad=True)
-        opt = minitorch.optim.SGD([w], lr=0.1)
-        f = minitorch.capture(make(w, opt), optimizer=opt) if graphs else make(w, opt)
-        held.append([f(x, y) for x, y in batches])  # all kept until the end
+    held = _eager_then_replayed(make, batches)
     for (loss_e, xt_e), (loss_c, xt_c) in zip(*held, strict=True):
         np.testing.assert_array_equal(_host(loss_c), _host(loss_e))
         np.testing.assert_array_equal(_host(xt_c), _host(xt_e))
@@ -2734,13 +2748,7 @@ def test_a_view_of_a_view_of_a_graphs_memory_is_copied_too(
     between them) is lent in turn: the view of it that the second stretch returns is
     copied. It was not (only the graph's own outputs were known), and the graph's next
     launch rewrote what the caller held: every element of call 1's result differed."""
-    if minitorch.get_backend().name != "numpy":
-        pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
-    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
-    monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
-    monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
-    _EmulatedGraph.runners = []
+    _emulate_cupy_graphs(monkeypatch)
 
     def make(w: minitorch.Tensor, opt: Any) -> Callable[..., Any]:
         def step(x: minitorch.Tensor, y: minitorch.Tensor, z: minitorch.Tensor) -> Any:
@@ -2765,12 +2773,7 @@ def test_a_view_of_a_view_of_a_graphs_memory_is_copied_too(
         )
         for _ in range(4)
     ]
-    held = []
-    for graphs in (False, True):
-        w = minitorch.tensor(np.linspace(-1, 1, 12).reshape(6, 2), requires_grad=True)
-        opt = minitorch.optim.SGD([w], lr=0.1)
-        f = minitorch.capture(make(w, opt), optimizer=opt) if graphs else make(w, opt)
-        held.append([f(*b) for b in batches])  # all kept until the end
+    held = _eager_then_replayed(make, batches)
     for eager, replayed in zip(*held, strict=True):
         for e, c in zip(eager, replayed, strict=True):
             np.testing.assert_array_equal(_host(c), _host(e))

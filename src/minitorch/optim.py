@@ -14,7 +14,7 @@ import math
 import numbers
 import sys
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -155,6 +155,15 @@ class Optimizer:
         one whose class or instance overrides ``step`` or ``_step`` is replayed through
         ``step()``."""
         self.step()
+
+    def _with_gradients(self, on: _OnDevices) -> Iterator[tuple[int, Tensor, Any]]:
+        """``(i, p, p.grad)`` for each parameter that has a gradient, with its device
+        made current where its library works on the current one (CuPy)."""
+        for i, p in enumerate(self.params):
+            g = p.grad
+            if g is not None:
+                on(p)
+                yield i, p, g
 
     def zero_grad(self) -> None:
         """Drop every parameter's gradient (the next backward starts fresh)."""
@@ -316,12 +325,8 @@ class SGD(Optimizer):
         # their gradients (new arrays: an alias of a parameter's array that a reference
         # count cannot see, torch's detach(), must keep its values)
         together: dict[Any, tuple[list[Tensor], list[Any], list[Any]]] = {}
-        with _OnDevices() as on:  # CuPy: each parameter's update on its GPU
-            for i, p in enumerate(self.params):
-                g = p.grad
-                if g is None:
-                    continue
-                on(p)
+        with _OnDevices() as on:
+            for i, p, g in self._with_gradients(on):
                 fe = p._backend.foreach
                 if fe is not None and plain and fe.takes(p.data, g):
                     ps, ys, xs = together.setdefault(fe, ([], [], []))
@@ -444,12 +449,8 @@ class Adam(Optimizer):
         numbers_ = all(type(h) in (float, int) for h in (lr, beta1, beta2, eps, wd))
         # (a backend's foreach, step count) -> the parameters it updates together
         together: dict[tuple[Any, int], list[int]] = {}
-        with _OnDevices() as on:  # CuPy: each parameter's update on its GPU
-            for i, p in enumerate(self.params):
-                g = p.grad
-                if g is None:
-                    continue
-                on(p)
+        with _OnDevices() as on:
+            for i, p, g in self._with_gradients(on):
                 xp, data = p._backend.xp, p.data
                 m, v, v_max = exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i]
                 if m is None:
