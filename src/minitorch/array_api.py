@@ -30,7 +30,7 @@ import numpy as np
 
 from . import linalg as _linalg
 from .backend import Backend, as_array, device_name, get_backend
-from .backend._fallback import VJP_KERNELS
+from .backend._fallback import VJP_KERNELS, all_in_range
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
 from .ops.reduction import normalize_axes
@@ -922,8 +922,7 @@ class Namespace:
     def all_in_range(self, x: Any, low: int, high: int) -> Any:
         """The backend contract's ``all_in_range(x, low, high)``: whether every element of
         the integer ``x`` lies in ``[low, high)``, a 0-d boolean (no gradient)."""
-        x = self._tensor(x)
-        return self.all(self.logical_and(x >= low, x < high))
+        return all_in_range(self, self._tensor(x), low, high)  # the formula, on Tensors
 
     def setitem(self, x: Any, key: Any, value: Any) -> Tensor:
         """A copy of ``x`` with ``x[key] = value``, differentiable in both."""

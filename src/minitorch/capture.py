@@ -39,6 +39,7 @@ See ``docs/capture.md``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import math
@@ -1585,15 +1586,12 @@ class Captured:
             # (or lets NumPy's SGD overwrite, calling its _step, not the new step)
             del self._programs[key]
             return self._record(key, args, kwargs, params)
-        be = params[0]._backend if params else None
-        scope = None if be is None or be.scope is None else be.scope(be.device)
+        # CuPy: the replay on the parameters' GPU, as the eager step
+        on_device = params[0]._backend.on_device() if params else contextlib.nullcontext()
         try:
             try:
-                if scope is None:
+                with on_device:
                     out = prog.run(*arrays)
-                else:  # CuPy: the replay on the parameters' GPU, as the eager step
-                    with scope:
-                        out = prog.run(*arrays)
             except BaseException:
                 prog.unlend(params)
                 raise

@@ -17,6 +17,7 @@ caller, how to run a VJP that records its own graph (``create_graph``).
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
@@ -287,9 +288,8 @@ def run_backward(
     VJPs record their own graph; it also runs the version checks itself.
     """
     be = getattr(roots[0], "_backend", None) if roots else None
-    if be is None or be.scope is None:
-        return _backward(roots, root_grads, retain_graph, inputs, vjp_args)
-    with be.scope(be.device):  # CuPy: the gradients made and summed on the root's GPU
+    # CuPy: the gradients made and summed on the root's GPU
+    with be.on_device() if be is not None else contextlib.nullcontext():
         return _backward(roots, root_grads, retain_graph, inputs, vjp_args)
 
 
@@ -437,25 +437,16 @@ class _Gradients:
             if not t._requires_grad:  # requires_grad_(False) since the graph was built
                 continue
             be = t._backend
-            if be.scope is None:
-                _store(t, g, be, stored)
-            else:  # CuPy: on the leaf's GPU (another than the root's after a move)
-                with be.scope(be.device):
-                    _store(t, g, be, stored)
-
-
-def _store(t: Any, g: Any, be: Backend, stored: set[int]) -> None:
-    """Add ``g`` to the leaf ``t``'s ``.grad``, as a fresh array of its dtype unless
-    ``g`` owns its memory and no other leaf got it (the ids in ``stored``)."""
-    if g.dtype != t.data.dtype:
-        g = be.xp.astype(g, t.data.dtype)
-    if t._grad is None:
-        if id(g) in stored or not be.owns(g):
-            g = be.xp.asarray(g, copy=True)
-        stored.add(id(g))
-        t._grad = array_result(g, be)  # a NumPy scalar (0-d leaf) as an array
-    else:
-        t._grad = array_result(t._grad + g, be)
+            with be.on_device():  # CuPy: on the leaf's GPU (another than the root's after a move)
+                if g.dtype != t.data.dtype:
+                    g = be.xp.astype(g, t.data.dtype)
+                if t._grad is None:
+                    if id(g) in stored or not be.owns(g):
+                        g = be.xp.asarray(g, copy=True)
+                    stored.add(id(g))
+                    t._grad = array_result(g, be)  # a NumPy scalar (0-d leaf) as an array
+                else:
+                    t._grad = array_result(t._grad + g, be)
 
 
 def _count_consumers(

@@ -79,7 +79,7 @@ class _OnDevices:
         if be.scope is None or (self.ctx is not None and self.device == be.device):
             return
         self._leave()
-        ctx = be.scope(be.device)
+        ctx = be.on_device()
         ctx.__enter__()
         self.ctx, self.device = ctx, be.device
 

@@ -118,12 +118,8 @@ class Tensor:
             data._backend if isinstance(data, Tensor) else get_backend(), device, "tensor"
         )
         dt = be.resolve_dtype(dtype) if dtype is not None else None
-        if be.scope is None:
-            arr = _fresh_array(data, be, dt, device)
-        else:  # CuPy: made on the tensor's GPU, wherever the current device is
-            with be.scope(be.device):
-                arr = _fresh_array(data, be, dt, device)
-        _init(self, arr, be, None)
+        with be.on_device():  # CuPy: made on the tensor's GPU, wherever the current one is
+            _init(self, _fresh_array(data, be, dt, device), be, None)
         self.name = name
         if requires_grad:
             _check_float(self, "tensor(requires_grad=True)")
@@ -973,10 +969,7 @@ def _device_error(op: Op, args: Sequence[Any], inputs: str) -> BackendMismatchEr
 def seed_gradient(t: Tensor, gradient: Any, who: str, as_tensor: bool = False) -> Any:
     """The gradient a backward pass from ``t`` starts with: ``gradient`` checked and
     converted (an array, or a Tensor with ``as_tensor``), or ones for one element."""
-    be = t._backend
-    if be.scope is None:
-        return _seed(t, gradient, who, as_tensor)
-    with be.scope(be.device):  # CuPy: made on the output's GPU
+    with t._backend.on_device():  # CuPy: made on the output's GPU
         return _seed(t, gradient, who, as_tensor)
 
 

@@ -125,6 +125,11 @@ class Backend:
     def version(self) -> str:
         return str(getattr(self.library, "__version__", "unknown"))
 
+    def on_device(self) -> contextlib.AbstractContextManager[Any]:
+        """A context for work on this backend's device: its ``scope`` where the library
+        works on its current device (CuPy), else nothing to enter."""
+        return _NO_SCOPE if self.scope is None else self.scope(self.device)
+
     def resolve_dtype(self, dtype: Any) -> Any:
         """``"float32"``/``"float64"``/... or a dtype object -> this library's dtype."""
         if dtype is None:
@@ -339,6 +344,10 @@ def make_backend(
         foreach=foreach,
         scope=scope,
     )
+
+
+#: what :meth:`Backend.on_device` enters where the library needs no device made current
+_NO_SCOPE = contextlib.nullcontext()
 
 
 def _never(x: Array) -> bool:

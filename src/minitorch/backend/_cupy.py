@@ -140,7 +140,7 @@ def _half(a: Any, b: Any) -> bool:
     return bool(dtypes) and all(d == np.float16 for d in dtypes)
 
 
-def _single(lib: Any, x: Any) -> Any:
+def _single(x: Any) -> Any:
     return x.astype(np.float32) if hasattr(x, "dtype") else x
 
 
@@ -171,7 +171,7 @@ def numpy_floor_divide(lib: Any) -> Callable[[Any, Any], Any]:
         if not _real_floats(a, b):
             return lib.floor_divide(a, b)
         if _half(a, b):  # NumPy divides float16 in float32 and rounds once
-            return floor_divide(_single(lib, a), _single(lib, b)).astype(np.float16)
+            return floor_divide(_single(a), _single(b)).astype(np.float16)
         _, div, fix = _divmod_parts(lib, a, b)
         div = lib.where(fix, div - 1.0, div)
         floor = lib.floor(div)
@@ -191,7 +191,7 @@ def numpy_remainder(lib: Any) -> Callable[[Any, Any], Any]:
         if not _real_floats(a, b):
             return lib.remainder(a, b)
         if _half(a, b):  # as floor_divide: in float32, rounded once
-            return remainder(_single(lib, a), _single(lib, b)).astype(np.float16)
+            return remainder(_single(a), _single(b)).astype(np.float16)
         mod, _, fix = _divmod_parts(lib, a, b)
         moved = lib.where(fix, mod + b, mod)
         moved = lib.where(mod != 0, moved, lib.copysign(lib.zeros_like(moved), b))
@@ -305,11 +305,14 @@ def vjp_kernels(
         for name, (ins, outs, body) in KERNELS.items()
     }
 
+    def fusable(g: Any, out: Any) -> bool:  # float32 or float64, one dtype
+        return bool(g.dtype == out.dtype and g.dtype.char in "fd")
+
     def activation(name: str) -> Callable[[Any, Any], Any]:
         fused, formula = made[name], getattr(_fallback, name)
 
         def run(g: Any, out: Any) -> Any:
-            if g.dtype == out.dtype and g.dtype.char in "fd":
+            if fusable(g, out):
                 return fused(g, out)
             return formula(compat, g, out)
 
@@ -320,13 +323,13 @@ def vjp_kernels(
 
     def softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
         # s * (g - sum(g * s)): one reduction and one kernel where the formula makes four
-        if axis is None or g.dtype != out.dtype or g.dtype.char not in "fd":
+        if axis is None or not fusable(g, out):
             return _fallback.softmax_backward(compat, g, out, axis)
         return made["softmax_backward"](g, out, dot(g, out, axis=axis, keepdims=True))
 
     def log_softmax_backward(g: Any, out: Any, axis: int | None) -> Any:
         # g - exp(out) * sum(g): CuPy's sum and one kernel where the formula makes four
-        if axis is None or g.dtype != out.dtype or g.dtype.char not in "fd":
+        if axis is None or not fusable(g, out):
             return _fallback.log_softmax_backward(compat, g, out, axis)
         total = lib.sum(g, axis=axis, keepdims=True)
         return made["log_softmax_backward"](g, out, total)
