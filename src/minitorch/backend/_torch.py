@@ -91,11 +91,11 @@ def precision_scoped(fn: Callable[..., Any], flags: Any, value: str) -> Callable
 
 
 #: array-api-compat's functions that make a Python scalar argument a tensor on the
-#: other argument's device (torch's own functions take no scalar there); not nextafter
-#: and logaddexp, whose CUDA kernels refuse a CPU tensor
+#: other argument's device (torch's own functions take no scalar there); not nextafter,
+#: logaddexp and the logical functions, whose CUDA kernels refuse a CPU tensor
 _SCALAR_ARGS = (
     "atan2", "copysign", "equal", "greater", "greater_equal", "hypot", "less", "less_equal",
-    "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "not_equal",
+    "maximum", "minimum", "not_equal",
 )  # fmt: skip
 _PY_SCALARS = (bool, int, float, complex)
 _Tensor = torch.Tensor
