@@ -491,7 +491,7 @@ def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
 
 
 #: a digest of the CUDA C of each of minitorch's CuPy kernels (``_cupy.KERNELS``,
-#: ``IN_RANGE``, ``SOFTMAX_DOT``) as the stand-ins below emulate it, each method's
+#: ``IN_RANGE``, ``SOFTMAX_DOT``, ``SGD_UPDATE``) as the stand-ins below emulate it, each method's
 #: docstring quoting its C: a change to a kernel fails here until its emulation, and its
 #: digest, are changed too (NumPy cannot run the C; the GPU test further down does)
 _KERNEL_C_DIGESTS = {
@@ -504,6 +504,7 @@ _KERNEL_C_DIGESTS = {
     "cross_entropy_gradient": "2d847e562d0361cb",
     "all_in_range": "c9b15d782218358f",
     "softmax_dot": "a33ec45e50aaa04b",
+    "sgd_update": "33316a7a07571dc8",
 }
 
 
@@ -523,10 +524,11 @@ class _ElementwiseKernel:
 
     calls: ClassVar[list[str]] = []
 
-    def __init__(self, ins: str, outs: str, body: str, name: str) -> None:
+    def __init__(self, ins: str, outs: str, body: str, name: str, preamble: str = "") -> None:
         self.params = [p.split() for p in ins.split(",")]
         self.name = name.removeprefix("minitorch_")
-        assert name.startswith("minitorch_") and _emulates(self.name, (ins, outs, body))
+        spec = (ins, outs, body, preamble) if preamble else (ins, outs, body)
+        assert name.startswith("minitorch_") and _emulates(self.name, spec)
 
     def __call__(self, *args: Any) -> Any:
         assert len(args) == len(self.params)
@@ -579,6 +581,13 @@ class _ElementwiseKernel:
         i = np.arange(e.size).reshape(e.shape)
         r = i // c
         return e / z.ravel()[r] - (i - r * c == t.ravel()[r]).astype(e.dtype)
+
+    @staticmethod
+    def sgd_update(x: Any, lr: Any, g: Any) -> Any:
+        """y = minitorch_sub_mul(x, lr, g): __fsub_rn(x, __fmul_rn(a, g)) for float,
+        __dsub_rn(x, __dmul_rn(a, g)) for double (each operation rounded on its own)"""
+        assert isinstance(lr, np.generic) and x.dtype.char in "fd"
+        return x - lr * g
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -645,6 +654,70 @@ def test_cupy_cross_entropy_kernel_gives_the_formulas_losses_and_gradient(dtype:
     # the loss of a target whose logit is -inf is inf, as the formula's
     nll, _ = kernels["softmax_cross_entropy"](x, np.array([0, 0, 1, 0, 0, 0, 0]))
     assert nll[2, 0] == np.inf
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cupy_sgd_update_is_one_launch_with_the_formulas_values(dtype: str) -> None:
+    """``x - lr * g`` for one float dtype: one kernel, bit for bit what NumPy (and CuPy)
+    give in two operations, the learning rate rounded to the dtype first; mixed and other
+    dtypes: the formula, which promotes."""
+    sgd_update = _cupy.sgd_update_with(_ElementwiseKernel)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((5, 4)).astype(dtype)
+    g = rng.standard_normal((5, 4)).astype(dtype)
+    held = x.copy()
+    for lr in (0.1, 1e-3, 2, 0.30000000000000004):
+        _ElementwiseKernel.calls.clear()
+        got = sgd_update(x, lr, g)
+        assert _ElementwiseKernel.calls == ["sgd_update"] and got.dtype == x.dtype
+        np.testing.assert_array_equal(got, x - lr * g)
+        np.testing.assert_array_equal(x, held)  # a new array
+    _ElementwiseKernel.calls.clear()
+    for a, b in ((x, g.astype("float16")), (x.astype("float16"), g.astype("float16"))):
+        mixed = sgd_update(a, 0.1, b)
+        assert mixed.dtype == np.result_type(a, b)
+        np.testing.assert_array_equal(mixed, a - 0.1 * b)
+    assert _ElementwiseKernel.calls == []
+
+
+def test_sgd_with_cupys_update_kernel_trains_as_the_numpy_backend() -> None:
+    """Plain SGD on a backend with CuPy's update kernel (run on NumPy): one launch per
+    parameter, the NumPy backend's parameters bit for bit over three steps, the arrays
+    the user holds unchanged; with momentum, the optimizer's own formulas."""
+    cupy_like = make_backend(
+        "numpy",
+        compat_numpy,
+        np,
+        device="cpu",
+        sgd_update=_cupy.sgd_update_with(_ElementwiseKernel),
+    )
+    plain = make_backend("numpy", compat_numpy, np, device="cpu")
+    rng = np.random.default_rng(9)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4,), (6, 3))]
+    cases: list[tuple[dict[str, Any], int]] = [
+        ({"lr": 0.1}, 2),
+        ({"lr": 0.1, "momentum": 0.9}, 0),
+    ]
+    for kwargs, launches in cases:
+        results = []
+        for be in (cupy_like, plain):
+            w1, b1, x = (minitorch.Tensor._make(a.copy(), be, None) for a in arrays)
+            w1.requires_grad_()
+            b1.requires_grad_()
+            held = w1.data
+            opt = minitorch.optim.SGD([w1, b1], **kwargs)
+            _ElementwiseKernel.calls.clear()
+            for _ in range(3):
+                opt.zero_grad()
+                ((x @ w1 + b1).tanh() ** 2).sum().backward()
+                opt.step()
+            if be is cupy_like:
+                assert _ElementwiseKernel.calls.count("sgd_update") == launches * 3
+                np.testing.assert_array_equal(held, arrays[0])
+            results.append([w1.data.copy(), b1.data.copy()])
+        for got, want in zip(*results, strict=True):
+            assert got.dtype == want.dtype == np.float32
+            np.testing.assert_array_equal(got, want)
 
 
 def test_cupy_vjp_kernels_train_as_the_numpy_backend() -> None:
@@ -1136,15 +1209,15 @@ def test_cupy_kernels_on_the_gpu_give_the_formulas_values(dtype: str) -> None:
     """minitorch's own CuPy kernels (compiled here by CuPy), against the formulas they
     replace run by CuPy's own functions: the activations', the softmax family's along each
     axis, cross_entropy's with a column-major and a row-major logits array and three
-    target dtypes, and the range check for every integer dtype."""
+    target dtypes, the range check for every integer dtype, and SGD's update."""
     import array_api_compat.cupy as compat_cupy
     import cupy
 
     launched: list[str] = []
 
     def counted(kind: Any) -> Any:
-        def make(*spec: str) -> Any:
-            kernel = kind(*spec)
+        def make(*spec: str, **options: str) -> Any:
+            kernel = kind(*spec, **options)
 
             def call(*args: Any, **kwargs: Any) -> Any:
                 launched.append(spec[-1].removeprefix("minitorch_"))
@@ -1202,6 +1275,13 @@ def test_cupy_kernels_on_the_gpu_give_the_formulas_values(dtype: str) -> None:
             assert got.shape == () and bool(got) is want, (idtype, low, high)
             assert launched == ([] if idtype == "uint64" else ["all_in_range"])
         assert bool(in_range(v[:0], 0, 1))
+    # SGD's update: bit for bit CuPy's multiply then subtract (no fused multiply-add)
+    sgd_update = _cupy.sgd_update_with(elementwise)
+    for lr in (0.1, 1e-3, 0.30000000000000004):
+        launched.clear()
+        got = sgd_update(g, lr, out)
+        assert launched == ["sgd_update"] and got.dtype == g.dtype
+        np.testing.assert_array_equal(cupy.asnumpy(got), cupy.asnumpy(g - lr * out))
 
 
 # ------------------------------------------------------------------ the sessions

@@ -334,6 +334,11 @@ class SGD(Optimizer):
                     ys.append(p.data)
                     xs.append(g)
                     continue
+                fused = p._backend.sgd_update
+                if fused is not None and plain:  # x - lr * g, one launch (CuPy)
+                    p.data = _updated(fused(p.data, lr, g), p.data, p._backend)
+                    p._version += 1
+                    continue
                 if self.weight_decay or self.momentum:
                     step = lr * self._direction(i, p, g)
                 elif (

@@ -115,6 +115,13 @@ class Backend:
     #: update the parameters it takes with it (as torch.optim's foreach path). None: the
     #: library has none, and the optimizers go one array at a time.
     foreach: Any = None
+    #: ``sgd_update(x, lr, g)``: plain SGD's ``x - lr * g`` for a parameter's array
+    #: ``x``, a Python number ``lr`` and the gradient ``g``, a new array, in one launch
+    #: where the formula makes two, each operation rounded as the formula's (no fused
+    #: multiply-add); other dtypes through the formula. None: the optimizers write the
+    #: formula (every library but CuPy, whose launch costs the host more than the
+    #: arithmetic of a small parameter; torch's GPU tensors take ``foreach``).
+    sgd_update: Callable[[Array, float, Array], Array] | None = None
     #: ``scope(device)``, a context in which the library works on ``device``: None where
     #: an array's own device decides (every library but CuPy). CuPy allocates and
     #: launches on its *current* device, so the engine runs an op, a backward pass and
@@ -265,6 +272,7 @@ def make_backend(
     foreach: Any = None,
     vjp_kernels: dict[str, Callable[..., Array]] | None = None,
     scope: Callable[[Any], contextlib.AbstractContextManager[Any]] | None = None,
+    sgd_update: Callable[[Array, float, Array], Array] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -342,6 +350,7 @@ def make_backend(
         tf32_xp=tf32_xp,
         precision_note=precision_note or (lambda: None),
         foreach=foreach,
+        sgd_update=sgd_update,
         scope=scope,
     )
 

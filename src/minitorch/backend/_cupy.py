@@ -381,6 +381,37 @@ def all_in_range_with(compat: Any, reduction: Any) -> Callable[[Any, int, int], 
     return all_in_range
 
 
+#: plain SGD's ``x - lr * g`` as one launch where the formula makes two: (inputs,
+#: outputs, C, preamble). ``__fmul_rn``/``__fsub_rn`` (``__dmul_rn``/``__dsub_rn``) each
+#: round as CuPy's multiply and subtract do, where the compiler would fuse ``x - lr * g``
+#: into one fused multiply-add rounded once: bit for bit the two launches' values.
+SGD_UPDATE = (
+    "T x, T lr, T g",
+    "T y",
+    "y = minitorch_sub_mul(x, lr, g)",
+    "__device__ float minitorch_sub_mul(float x, float a, float g)"
+    " { return __fsub_rn(x, __fmul_rn(a, g)); }\n"
+    "__device__ double minitorch_sub_mul(double x, double a, double g)"
+    " { return __dsub_rn(x, __dmul_rn(a, g)); }\n",
+)
+
+
+def sgd_update_with(kernel: Any) -> Callable[[Any, float, Any], Any]:
+    """The backend's ``sgd_update(x, lr, g)`` made by ``kernel`` (``cupy.ElementwiseKernel``)
+    from :data:`SGD_UPDATE`, for float32 and float64 arrays of one dtype; the formula for
+    any others (the optimizer casts its result to the parameter's dtype)."""
+    ins, outs, body, preamble = SGD_UPDATE
+    made = kernel(ins, outs, body, "minitorch_sgd_update", preamble=preamble)
+
+    def sgd_update(x: Any, lr: float, g: Any) -> Any:
+        if x.dtype == g.dtype and x.dtype.char in "fd":
+            # lr of x's dtype, rounded to it as CuPy rounds a Python float next to x
+            return made(x, x.dtype.type(lr), g)
+        return x - lr * g
+
+    return sgd_update
+
+
 def products(
     functions: dict[str, Callable[..., Any]], linalg: Any, compute_type: int
 ) -> dict[str, Callable[..., Any]]:
@@ -442,4 +473,5 @@ def load() -> Backend:
         tf32_overrides=products(native, linalg, COMPUTE_TYPE_TF32) if tf32 else None,
         vjp_kernels=vjp_kernels(cupy, compat, cupy.ElementwiseKernel, cupy.ReductionKernel),
         scope=current_device_scope(cupy.cuda.runtime.getDevice),
+        sgd_update=sgd_update_with(cupy.ElementwiseKernel),
     )
