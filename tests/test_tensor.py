@@ -67,6 +67,10 @@ def test_repr(backend: Any) -> None:
     assert "requires_grad" not in repr(x.detach())
     assert "dtype=int64" in repr(minitorch.tensor([1, 2]))
     assert "grad_fn=<sum>" in repr(x.sum())
+    if backend.name != "numpy":  # the device as device= takes it (cuda:0, CPU_DEVICE)
+        shown = r.split("device=")[1].split(",")[0]
+        assert "<" not in shown and "(" not in shown and "'" not in shown, shown
+        assert minitorch.tensor([1.0], device=shown).device == x.device
 
 
 @pytest.mark.parametrize(

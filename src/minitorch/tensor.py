@@ -533,8 +533,8 @@ class Tensor:
             f"dtype={self._backend.dtype_name(self.data.dtype)}",
             f"backend={self._backend.name}",
         ]
-        if self._backend.name != "numpy":
-            extra.append(f"device={self.device}")
+        if self._backend.name != "numpy":  # as device= takes it: cuda:0, not <CUDA Device 0>
+            extra.append(f"device={device_name(self._backend, self.device)}")
         if self._node is not None:
             extra.append(f"grad_fn=<{self._node.op.name}>")
         elif self.requires_grad:
