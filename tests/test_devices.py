@@ -443,6 +443,54 @@ def test_cupy_scatter_add_accumulates_repeated_indices() -> None:
     np.testing.assert_array_equal(out[[2, 4]], 0.0)
 
 
+def _add_at_as_cupy() -> Any:
+    """NumPy's ``zeros``, ``real``, ``imag`` and ``add.at``, the last refusing the dtypes
+    that ``cupy.add.at`` refuses, in CuPy's words."""
+
+    def at(out: Any, index: Any, values: Any) -> None:
+        if values.dtype.char not in _cupy.ADD_AT_DTYPES:
+            raise TypeError("cupy.add.at only supports int32, int64, float16, float32, ...")
+        np.add.at(out, index, values)
+
+    return types.SimpleNamespace(
+        zeros=np.zeros, real=np.real, imag=np.imag, int32=np.int32, uint32=np.uint32,
+        add=types.SimpleNamespace(at=at),
+    )  # fmt: skip
+
+
+def test_cupy_scatter_add_gives_numpys_add_at_for_every_dtype() -> None:
+    """The dtypes cupy.add.at refuses (8/16-bit integers, bool, complex) give what
+    NumPy's add.at gives: integers wrapped as NumPy wraps them, booleans or-ed, complex
+    parts summed apart (an inf imaginary part stays one, no nan from a product)."""
+    scope, _ = _scope()
+    scatter_add = _cupy.scatter_add_with(_add_at_as_cupy(), scope)
+    index = np.array([2, 0, 2, 2, 1])
+    rng = np.random.default_rng(11)
+    for dtype in ("int8", "int16", "uint8", "uint16", "int32", "uint64", "bool", "float16"):
+        if dtype == "bool":
+            values = np.array(
+                [[True, False], [False, False], [True, True], [False, True], [False, False]]
+            )
+        else:  # the small integers over their whole range: their sums wrap
+            small = dtype in ("int8", "int16", "uint8", "uint16")
+            lo, hi = (np.iinfo(dtype).min, np.iinfo(dtype).max) if small else (-9, 9)
+            lo = 0 if dtype.startswith("u") and not small else lo
+            values = rng.integers(lo, hi, (5, 2), endpoint=True).astype(dtype)
+        want = np.zeros((4, 2), dtype=dtype)
+        np.add.at(want, index, values)
+        got = scatter_add(4, index, values)
+        assert got.dtype == want.dtype, dtype
+        np.testing.assert_array_equal(got, want, err_msg=dtype)
+    for dtype in ("complex64", "complex128"):
+        values = (rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))).astype(dtype)
+        values[1, 0] = complex(0.0, np.inf)
+        want = np.zeros((4, 3), dtype=dtype)
+        np.add.at(want, index, values)
+        got = scatter_add(4, index, values)
+        assert got.dtype == want.dtype and got[0, 0] == complex(0.0, np.inf)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_cupy_scatter_add_runs_its_kernel_in_the_devices_scope() -> None:
     # CuPy launches add.at on the current device: it must be the values' one
     inside: list[bool] = []
@@ -1282,6 +1330,27 @@ def test_cupy_kernels_on_the_gpu_give_the_formulas_values(dtype: str) -> None:
         got = sgd_update(g, lr, out)
         assert launched == ["sgd_update"] and got.dtype == g.dtype
         np.testing.assert_array_equal(cupy.asnumpy(got), cupy.asnumpy(g - lr * out))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cupy_gpu(), reason="needs CuPy and a CUDA GPU")
+def test_cupy_scatter_add_on_the_gpu_gives_numpys_add_at_for_every_dtype() -> None:
+    import cupy
+
+    scatter_add = _cupy.scatter_add_with(cupy, lambda device: device)
+    index = np.array([2, 0, 2, 2, 1])
+    rng = np.random.default_rng(12)
+    for dtype in ("int8", "uint16", "bool", "complex64", "complex128", "float32", "int64"):
+        values = (rng.standard_normal((5, 2)) * 100).astype(dtype)
+        if dtype in ("int8", "uint16"):  # sums that wrap
+            values = (rng.integers(0, 255, (5, 2)) * 97).astype(dtype)
+        if dtype.startswith("complex"):
+            values = (rng.standard_normal((5, 2)) + 1j * rng.standard_normal((5, 2))).astype(dtype)
+        want = np.zeros((4, 2), dtype=dtype)
+        np.add.at(want, index, values)
+        got = scatter_add(4, cupy.asarray(index), cupy.asarray(values))
+        assert got.dtype == want.dtype, dtype
+        np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-6, err_msg=dtype)
 
 
 # ------------------------------------------------------------------ the sessions

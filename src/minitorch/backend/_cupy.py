@@ -61,15 +61,35 @@ def current_device_scope(get_device: Callable[[], int]) -> Scope:
     return scope
 
 
+#: the dtypes ``cupy.add.at`` adds (with CUDA's atomics), by ``dtype.char``
+ADD_AT_DTYPES = frozenset("iIlLqQefd")
+
+
 def scatter_add_with(lib: Any, scope: Scope) -> Callable[[int, Any, Any], Any]:
     """Rows of ``values`` summed into ``n`` rows at ``index`` with ``lib.add.at``
-    (repeats accumulate), on the device of ``values``."""
+    (repeats accumulate), on the device of ``values``. The dtypes ``add.at`` refuses
+    give NumPy's ``add.at`` values: 8- and 16-bit integers are summed in 32 bits and
+    wrap back (modulo, as NumPy's), booleans as integers, then ``!= 0`` (NumPy's add of
+    booleans is ``or``), complex numbers as their real and imaginary parts."""
+
+    def add_at(n: int, index: Any, values: Any) -> Any:
+        out = lib.zeros((n, *values.shape[1:]), dtype=values.dtype)
+        lib.add.at(out, index, values)
+        return out
 
     def scatter_add(n: int, index: Any, values: Any) -> Any:
+        dtype = values.dtype
         with scope(values.device):  # the kernel too: it runs on the current device
-            out = lib.zeros((n, *values.shape[1:]), dtype=values.dtype)
-            lib.add.at(out, index, values)
-        return out
+            if dtype.char in ADD_AT_DTYPES:
+                return add_at(n, index, values)
+            if dtype.kind == "c":
+                out = lib.zeros((n, *values.shape[1:]), dtype=dtype)
+                out.real[...] = add_at(n, index, lib.real(values))
+                out.imag[...] = add_at(n, index, lib.imag(values))
+                return out
+            wide = lib.uint32 if dtype.kind == "u" else lib.int32  # bool: as 0 and 1
+            summed = add_at(n, index, values.astype(wide))
+            return summed != 0 if dtype.kind == "b" else summed.astype(dtype)
 
     return scatter_add
 
