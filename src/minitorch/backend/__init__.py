@@ -118,9 +118,9 @@ class Backend:
     #: ``sgd_update(x, lr, g)``: plain SGD's ``x - lr * g`` for a parameter's array
     #: ``x``, a Python number ``lr`` and the gradient ``g``, a new array, in one launch
     #: where the formula makes two, each operation rounded as the formula's (no fused
-    #: multiply-add); other dtypes through the formula. None: the optimizers write the
-    #: formula (every library but CuPy, whose launch costs the host more than the
-    #: arithmetic of a small parameter; torch's GPU tensors take ``foreach``).
+    #: multiply-add); other dtypes through the formula. None (every library but CuPy,
+    #: where a launch costs the host more than a small parameter's arithmetic; torch's
+    #: GPU tensors take ``foreach``): the optimizers write the formula.
     sgd_update: Callable[[Array, float, Array], Array] | None = None
     #: ``scope(device)``, a context in which the library works on ``device``: None where
     #: an array's own device decides (every library but CuPy). CuPy allocates and
