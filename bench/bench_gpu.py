@@ -473,6 +473,24 @@ def profile(c: Contender, steps: int, top: int = 8) -> list[str]:
     return lines
 
 
+def device_busy(c: Contender, steps: int, kind: str = "CUDA") -> tuple[float, float]:
+    """Seconds per step that the device spent running ``c``'s kernels and copies over
+    ``steps`` steps (CUPTI, through torch's profiler: CuPy's launches are seen too), and
+    their number per step. ``kind="CPU"`` (the CPU smoke run) counts torch's host ops
+    instead, to check the code path: nested ops then count twice."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    c.sync()
+    with torch_profile(activities=[getattr(ProfilerActivity, kind)]) as prof:
+        for _ in range(steps):
+            c.step()
+        c.sync()
+    events = [e for e in prof.events() if e.device_type.name == kind]
+    busy = sum(e.time_range.elapsed_us() for e in events) * 1e-6
+    return busy / steps, len(events) / steps
+
+
 def host(value: Any) -> np.ndarray:
     from minitorch.backend import to_host
 
@@ -503,6 +521,7 @@ def run(
     steps: int | None,
     smoke: bool,
     profile_steps: int = 0,
+    busy_steps: int = 0,
 ) -> int:
     print(
         f"bench_gpu: {setup.header}; device {setup.device}; float32; median of {blocks} "
@@ -554,6 +573,12 @@ def run(
             diff = max(diff, last)
         if diff > tolerance:
             status = 1 if smoke else status
+        for c in contenders if busy_steps else ():
+            busy, launched = device_busy(c, busy_steps, "CPU" if smoke else "CUDA")
+            print(
+                f"  device busy, {c.name}: {busy * 1e6:.0f} us per step, {busy / t[c.name]:.0%} "
+                f"of its median step; {launched:.1f} kernels and copies per step"
+            )
         for c in contenders if profile_steps else ():
             print("\n".join(profile(c, profile_steps)))
     return status
@@ -581,13 +606,21 @@ def main(argv: list[str] | None = None) -> int:
         help="then profile N steps of each contender on the host (cProfile)",
     )
     ap.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then time the GPU's own work in N steps of each contender (torch's profiler)",
+    )
+    ap.add_argument(
         "--cpu-smoke",
         action="store_true",
         help="check the script on the CPU: tiny sizes, NumPy for CuPy, torch CPU",
     )
     args = ap.parse_args(argv)
     if args.cpu_smoke:
-        return run(smoke_setup(), args.sizes, min(args.blocks, 3), args.steps, True, args.profile)
+        blocks = min(args.blocks, 3)
+        return run(smoke_setup(), args.sizes, blocks, args.steps, True, args.profile, args.busy)
     setup = gpu_setup(args.device)
     if isinstance(setup, str):
         print(
@@ -596,7 +629,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return NOTHING_TO_MEASURE
-    return run(setup, args.sizes, args.blocks, args.steps, False, args.profile)
+    if args.busy and importlib.util.find_spec("torch") is None:
+        print(
+            "bench_gpu: --busy reads the GPU's activity through torch's profiler", file=sys.stderr
+        )
+        return NOTHING_TO_MEASURE
+    return run(setup, args.sizes, args.blocks, args.steps, False, args.profile, args.busy)
 
 
 if __name__ == "__main__":

@@ -1437,6 +1437,29 @@ def test_bench_gpu_profile_says_where_each_contender_spends_the_host_time(
 
 @pytest.mark.backend_independent
 @needs_torch
+def test_bench_gpu_busy_says_how_long_the_device_works_per_step(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--busy N``: per contender, the time and number of the device's events per step
+    (on the CPU smoke run, torch's host ops: none for NumPy's contenders, some for
+    torch's), as a share of its median step."""
+    bench = _bench(monkeypatch)
+    assert bench.main(["--cpu-smoke", "--sizes", "mlp256", "--busy", "2"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "device busy" in line]
+    assert len(lines) == 6, lines
+    pattern = (
+        r"  device busy, (.+): (\d+) us per step, (\d+)% of its median step; "
+        r"(\d+\.\d) kernels and copies per step"
+    )
+    matches = [re.fullmatch(pattern, line) for line in lines]
+    found = {m[1]: (int(m[2]), float(m[4])) for m in matches if m}
+    assert len(found) == 6, lines
+    assert found["numpy for cupy (by hand)"] == (0, 0.0)  # NumPy: no torch op at all
+    assert found["pytorch eager (cpu)"][1] > 10  # the step's torch ops
+
+
+@pytest.mark.backend_independent
+@needs_torch
 def test_bench_gpu_cpu_smoke_fails_when_a_contender_is_wrong(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
