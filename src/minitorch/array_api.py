@@ -621,7 +621,9 @@ class Namespace:
                 f"take_along_axis: indices of shape {tuple(idx.shape)} do not broadcast with "
                 f"{describe(x)} outside axis {axis}"
             ) from exc
-        if _math.prod(out_shape) and (bool(xp.any(idx < -n)) or bool(xp.any(idx >= n))):
+        # one host read here (a GPU sync, as take's own check below), where PyTorch's
+        # gather asserts on the device
+        if _math.prod(out_shape) and not bool(xp.all_in_range(idx, -n, n)):
             raise OpError(
                 f"take_along_axis: an index is out of range [{-n}, {n}) for {describe(x)}"
             )
@@ -643,7 +645,9 @@ class Namespace:
 
     def roll(self, x: Any, /, shift: int | tuple[int, ...], *, axis: Any = None) -> Tensor:
         """Elements shifted along ``axis`` (of the flattened ``x`` if None) with
-        wrap-around, differentiable."""
+        wrap-around, differentiable: the last ``shift % n`` elements of an axis of size
+        ``n`` joined before the others (two slices and a concat: no index array, no read
+        on the host)."""
         x = self._tensor(x)
         if axis is None:
             if not isinstance(shift, int):
@@ -659,16 +663,25 @@ class Namespace:
             ax = self._axis(x, a, "roll")
             n = x.shape[ax]
             if n:
-                x = self.take(x, self._index((np.arange(n) - s) % n, x), axis=ax)
+                k, lead = s % n, (slice(None),) * ax
+                x = self.concat([x[(*lead, slice(n - k, None))], x[(*lead, slice(n - k))]], axis=ax)
         return x  # type: ignore[no-any-return]
 
     def repeat(self, x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
         """Each element repeated ``repeats`` times (an int, or one count per element)
-        along ``axis`` (of the flattened ``x`` if None), differentiable."""
+        along ``axis`` (of the flattened ``x`` if None), differentiable. An int repeats
+        by broadcasting (no index array, no read on the host); counts per element are
+        read on the host, as they decide the result's shape."""
         x = self._tensor(x)
         if axis is None:
             x, axis = self.reshape(x, (-1,)), 0
         ax = self._axis(x, axis, "repeat")
+        if isinstance(repeats, int | np.integer) and not isinstance(repeats, bool) and repeats >= 0:
+            r, shape = int(repeats), tuple(x.shape)
+            spread = self.broadcast_to(
+                self.expand_dims(x, axis=ax + 1), (*shape[: ax + 1], r, *shape[ax + 1 :])
+            )
+            return self.reshape(spread, (*shape[:ax], shape[ax] * r, *shape[ax + 1 :]))
         if isinstance(repeats, int):
             reps = np.asarray(repeats)
         else:
