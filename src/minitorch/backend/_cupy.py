@@ -276,6 +276,12 @@ def native_functions(lib: Any, compat: Any, scope: Scope) -> dict[str, Callable[
     }
 
 
+def fusable(a: Any, b: Any) -> bool:
+    """Whether minitorch's own kernels take ``a`` and ``b``: float32 or float64, one dtype
+    (the formulas take any others, and promote)."""
+    return bool(a.dtype == b.dtype and a.dtype.char in "fd")
+
+
 #: the cross-entropy gradient's C: 1 taken off the softmax at each row's target
 _ONE_HOT_OFF = "const ptrdiff_t r = i / c; d = e / z[r] - (i - r * c == t[r] ? (T)1 : (T)0)"
 
@@ -324,9 +330,6 @@ def vjp_kernels(
         name: kernel(ins, outs, body, f"minitorch_{name}")
         for name, (ins, outs, body) in KERNELS.items()
     }
-
-    def fusable(g: Any, out: Any) -> bool:  # float32 or float64, one dtype
-        return bool(g.dtype == out.dtype and g.dtype.char in "fd")
 
     def activation(name: str) -> Callable[[Any, Any], Any]:
         fused, formula = made[name], getattr(_fallback, name)
@@ -424,7 +427,7 @@ def sgd_update_with(kernel: Any) -> Callable[[Any, float, Any], Any]:
     made = kernel(ins, outs, body, "minitorch_sgd_update", preamble=preamble)
 
     def sgd_update(x: Any, lr: float, g: Any) -> Any:
-        if x.dtype == g.dtype and x.dtype.char in "fd":
+        if fusable(x, g):
             # lr of x's dtype, rounded to it as CuPy rounds a Python float next to x
             return made(x, x.dtype.type(lr), g)
         return x - lr * g
