@@ -9,6 +9,7 @@ import contextlib
 import enum
 import importlib
 import math
+import operator
 import re
 import threading
 import types
@@ -132,9 +133,28 @@ def test_100_replayed_steps_equal_eager_training_to_the_bit(opt: str, dtype: str
             assert state[k] == v, k
 
 
-def _counting_graph_runners(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+class _Counting:
+    """The real graph runners of a program, each one made kept in ``made``, and each
+    guard's early host read counted in ``reads``."""
+
+    def __init__(self, real: Any, made: list[Any], reads: list[Any]) -> None:
+        self.real, self.made, self.reads = real, made, reads
+
+    def __call__(self, fn: Any, keep: tuple[bool, ...]) -> Any:
+        self.made.append(self.real(fn, keep))
+        return self.made[-1]
+
+    def read_early(self, a: Any) -> Callable[[], Any]:
+        self.reads.append(a)
+        return self.real.read_early(a)
+
+
+def _counting_graph_runners(
+    monkeypatch: pytest.MonkeyPatch, reads: list[Any] | None = None
+) -> list[Any]:
     """The CUDA graph runners the captures below make (skips the test where the backend
-    is not on a CUDA device, or has no graph runner: JAX compiles by itself)."""
+    is not on a CUDA device, or has no graph runner: JAX compiles by itself); the
+    arrays whose host read a replay started early go to ``reads``."""
     be = minitorch.get_backend()
     if not str(be.device).startswith("cuda") or be.name not in ("cupy", "torch"):
         pytest.skip(f"needs CuPy or torch on a CUDA device (here: {be.name}, {be.device})")
@@ -145,12 +165,7 @@ def _counting_graph_runners(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     def counting(backends: Any, arrays: Any) -> Any:
         factory = real(backends, arrays)
         assert factory is not None, "a CUDA backend must get a graph runner"
-
-        def make(fn: Any, keep: tuple[bool, ...]) -> Any:
-            made.append(factory(fn, keep))
-            return made[-1]
-
-        return make
+        return _Counting(factory, made, [] if reads is None else reads)
 
     monkeypatch.setattr(capture_module, "graph_runner", counting)
     return made
@@ -165,7 +180,8 @@ def test_on_a_gpu_100_replayed_steps_train_as_eager(
     1e-6 of eager training (issue #15's criterion). On torch every stretch between the
     guard and the optimizer step is a CUDA graph; on CuPy the stretches with a matrix
     product run eagerly (CuPy refuses cuBLAS during a stream capture)."""
-    made = _counting_graph_runners(monkeypatch)
+    reads: list[Any] = []
+    made = _counting_graph_runners(monkeypatch, reads)
     eager_ps, _, eager_step = _model("float32", opt)
     ps, optimizer, raw_step = _model("float32", opt)
     step = minitorch.capture(raw_step, optimizer=optimizer)
@@ -174,6 +190,8 @@ def test_on_a_gpu_100_replayed_steps_train_as_eager(
         got = step(x, y)
         np.testing.assert_allclose(_host(got), _host(want), rtol=1e-6, atol=1e-6)
     assert step.stats == {"records": 2, "replays": 98, "fallbacks": 0}
+    # each replay started the target check's host read before the forward pass
+    assert len(reads) == 98
     # the runners of the recordings that replayed (the first one never does)
     used = [r for r in made if r.graph is not None or r.eager]
     assert used
@@ -223,6 +241,29 @@ def test_on_a_gpu_a_failed_call_in_a_graph_stretch_is_named(
     in the OpError (the replay's own line is only the stretch's runner)."""
     _counting_graph_runners(monkeypatch)
     test_an_op_that_fails_after_the_optimizer_step_raises_an_op_error()
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_guards_early_host_read_gives_its_value() -> None:
+    """The CUDA runners' early host read (a copy to pinned memory and an event) gives
+    the value the device array held when the read started, a truth value and an
+    integer, with more work queued on the stream after it."""
+    be = minitorch.get_backend()
+    if not str(be.device).startswith("cuda") or be.name not in ("cupy", "torch"):
+        pytest.skip(f"needs CuPy or torch on a CUDA device (here: {be.name}, {be.device})")
+    from minitorch._cuda_graphs import graph_runner
+
+    t = minitorch.tensor([1, 2, 3]).data
+    flag, total = be.xp.all(t > 0), be.xp.sum(t)
+    graphs = graph_runner([be], [t])
+    assert graphs is not None
+    wait_flag, wait_total = graphs.read_early(flag), graphs.read_early(total)
+    big = minitorch.ones(2048, 2048, dtype="float32").data
+    for _ in range(4):  # queued after the reads
+        big = be.xp.matmul(big, big) * 1e-3
+    assert bool(wait_flag()) is True
+    assert operator.index(wait_total()) == 6
+    assert float(minitorch.backend.to_host(big)[0, 0]) > 0
 
 
 def test_decorator_form_and_hand_written_update() -> None:
@@ -1584,6 +1625,46 @@ def test_a_guard_lets_the_op_raise_as_eager_does() -> None:
         step(x, minitorch.tensor([0, 1, 7, 2]))
 
 
+def _guard_and_check_lines(source: str) -> tuple[int, int, list[int]]:
+    """In a replay's source: the line of its one guard, the line that makes the value
+    the guard reads, and the lines that call something (not a parameter's read)."""
+    lines = source.splitlines()
+    guard = next(i for i, ln in enumerate(lines) if "raise GuardFailed" in ln) - 1
+    var = re.search(r"\((v\d+)\)", lines[guard])
+    assert var is not None, lines[guard]
+    made = next(i for i, ln in enumerate(lines) if re.match(rf"\s*{var[1]} = ", ln))
+    calls = [
+        i
+        for i, ln in enumerate(lines)
+        if re.match(r"\s*v\d+(, v\d+)*,? +=", ln) and not re.search(r"= P\d+\.", ln)
+    ]
+    return guard, made, calls
+
+
+def test_a_guards_calls_run_first_and_the_guard_stays_where_it_was() -> None:
+    """cross_entropy's target check reads only the targets: the replay makes it before
+    the forward pass, and checks its value where the op read it (on CUDA the host read
+    starts first and is waited for after the forward pass is queued, so the GPU works
+    while the host waits). It trains as eager does, and an out-of-range target still
+    raises cross_entropy's own error before anything is stepped."""
+    eager_ps, _, eager_step = _model("float64")
+    ps, optimizer, raw_step = _model("float64")
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    for i, (x, y) in enumerate(_batches(4, 4, "float64")):
+        _assert_same_results((step(x, y),), (eager_step(x, y),), f"call {i}")
+    _assert_same_params(ps, eager_ps)
+    assert step.stats == {"records": 2, "replays": 2, "fallbacks": 0}
+    guard, made, calls = _guard_and_check_lines(step.source()[-1])
+    # the check first, then the forward pass (matmul, add, relu, matmul, add), the guard
+    assert made == calls[0], step.source()[-1]
+    assert len([i for i in calls if made < i < guard]) >= 5, step.source()[-1]
+    before = [_host(p) for p in ps]
+    with pytest.raises(minitorch.OpError, match="targets must lie in"):
+        step(x, minitorch.tensor([0, 1, 7, 2]))
+    for p, b in zip(ps, before, strict=True):
+        np.testing.assert_array_equal(_host(p), b)
+
+
 def test_an_op_that_fails_on_a_replays_values_raises_the_eager_error() -> None:
     """A library error raised inside a replay before anything changed (cholesky of a
     matrix that is not positive definite) runs the step eagerly, which raises
@@ -2591,6 +2672,8 @@ class _EmulatedGraph(GraphRunner):
     A stretch it refuses runs through the runners' own eager path."""
 
     runners: ClassVar[list[_EmulatedGraph]] = []
+    #: what happened, in order: "launch <n>" (runner n of the program), "read", "wait"
+    log: ClassVar[list[str]] = []
     lent_ids: ClassVar[Lent] = lent_arrays()  # the arrays handed on uncopied, by id
     #: run the stretches with a matrix product eagerly, as CuPy's runner must
     refuse_matmul: ClassVar[bool] = False
@@ -2604,6 +2687,7 @@ class _EmulatedGraph(GraphRunner):
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
         self.launches += 1
+        _EmulatedGraph.log.append(f"launch {_EmulatedGraph.runners.index(self)}")
         if self.eager:
             return self._run(ins)
         if self.graph is None:
@@ -2622,6 +2706,19 @@ class _EmulatedGraph(GraphRunner):
 
     def _copy(self, a: Any) -> Any:
         return a.copy()
+
+    @staticmethod
+    def read_early(a: Any) -> Callable[[], Any]:
+        """A guard's host read started: the value is copied now (as the pinned copy
+        queued right after the stretch that makes it), handed over when waited for."""
+        host = np.array(a, copy=True)
+        _EmulatedGraph.log.append("read")
+
+        def wait() -> Any:
+            _EmulatedGraph.log.append("wait")
+            return host
+
+        return wait
 
 
 class _KeepsGrads(minitorch.optim.SGD):
@@ -2679,6 +2776,78 @@ def test_emulated_graphs_copy_out_what_outlives_the_replay(
         np.testing.assert_array_equal(a, b)
     _assert_same_params(graph_ps, eager_ps)
     assert any(r.launches >= 4 for r in _EmulatedGraph.runners)
+
+
+def test_emulated_graphs_start_a_guards_host_read_before_the_forward_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With CUDA graphs (emulated), a replay launches the target check's stretch, starts
+    the host read of its value, launches the forward pass and only then waits for the
+    read, before it launches the stretch after the guard (cross_entropy and backward):
+    the read used to come after the forward pass, whose end the host then waited for
+    with nothing queued. A failing check still runs the step eagerly, which raises."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture")
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
+    _EmulatedGraph.runners = []
+    eager_ps, _, eager_step = _model("float64")
+    ps, optimizer, raw_step = _model("float64")
+    step = minitorch.capture(raw_step, optimizer=optimizer)
+    batches = _batches(5, 4, "float64")
+    for i, (x, y) in enumerate(batches[:4]):
+        _assert_same_results((step(x, y),), (eager_step(x, y),), f"call {i}")
+    _EmulatedGraph.log = []
+    x, y = batches[4]
+    _assert_same_results((step(x, y),), (eager_step(x, y),), "call 4")
+    _assert_same_params(ps, eager_ps)
+    log = _EmulatedGraph.log
+    assert log.count("read") == 1 and log.count("wait") == 1, log
+    assert log[0].startswith("launch") and log[1] == "read", log
+    assert log[2].startswith("launch") and log[2] != log[0] and log[3] == "wait", log
+    assert log[4].startswith("launch") and log[4] not in log[:3], log
+    before = [_host(p) for p in ps]
+    with pytest.raises(minitorch.OpError, match="targets must lie in"):
+        step(x, minitorch.tensor([0, 1, 7, 2]))
+    for p, b in zip(ps, before, strict=True):
+        np.testing.assert_array_equal(_host(p), b)
+
+
+def test_emulated_graphs_read_a_guard_in_place_when_nothing_comes_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A guard whose calls are the first of the step has nothing to overlap: it is
+    read where it stands, with no early read."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture")
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
+    _EmulatedGraph.runners = []
+    w0 = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    w, w_eager = minitorch.tensor(w0, requires_grad=True), minitorch.tensor(w0, requires_grad=True)
+
+    def make(w: minitorch.Tensor) -> Callable[..., minitorch.Tensor]:
+        opt = minitorch.optim.SGD([w], lr=0.1)
+
+        def train(y: minitorch.Tensor) -> minitorch.Tensor:
+            loss = minitorch.cross_entropy(w, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        train.opt = opt  # type: ignore[attr-defined]
+        return train
+
+    train = make(w)
+    step, eager = minitorch.capture(train, optimizer=train.opt), make(w_eager)  # type: ignore[attr-defined]
+    _EmulatedGraph.log = []
+    for i in range(4):
+        y = minitorch.tensor([i % 3, 1, 2, 0])
+        _assert_same_results((step(y),), (eager(y),), f"call {i}")
+    assert step.stats["replays"] == 3
+    assert "read" not in _EmulatedGraph.log and "raise GuardFailed" in step.source()[-1]
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 
 def _emulate_cupy_graphs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ import contextlib
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, MutableMapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 #: the arrays of one program handed on uncopied in a graph's memory (its next launch
 #: rewrites them), by id: the graphs' outputs not copied out, and the views of them that
@@ -32,6 +32,16 @@ def _remember(lent: Lent, a: Any) -> None:
     # a NumPy scalar (emulated graphs) takes no weak reference: it is its own immutable value
     with contextlib.suppress(TypeError):
         lent[id(a)] = a
+
+
+class Graphs(Protocol):
+    """What a replay on CUDA arrays is handed: ``graphs(fn, keep)`` makes the runner of
+    one stretch; ``graphs.read_early(a)`` starts copying ``a`` (a guard's value) to the
+    host and returns what waits for that copy alone and gives the copy."""
+
+    def __call__(self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...]) -> Any: ...
+
+    def read_early(self, a: Any) -> Callable[[], Any]: ...
 
 
 class GraphRunner:
@@ -134,6 +144,24 @@ class TorchGraph(GraphRunner):
         )
         return tuple(res)
 
+    @staticmethod
+    def read_early(torch: Any, a: Any) -> Callable[[], Any]:
+        """Copy ``a`` into pinned host memory on its device's current stream, and return
+        what waits for that copy's event (not for the calls queued after it)."""
+        if not (isinstance(a, torch.Tensor) and a.is_cuda):
+            return lambda: a
+        host = torch.empty(a.shape, dtype=a.dtype, pin_memory=True)
+        stream = torch.cuda.current_stream(a.device)
+        host.copy_(a, non_blocking=True)  # on the current stream of a's device
+        done = torch.cuda.Event()
+        done.record(stream)
+
+        def wait() -> Any:
+            done.synchronize()
+            return host
+
+        return wait
+
     def _eager(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
         self.eager, self.static_in, self.static_out = True, [], ()
         return self._run(ins)
@@ -193,6 +221,8 @@ class CupyGraph(GraphRunner):
     #6290), so a stretch with a matrix product is never a graph on CuPy."""
 
     pool: Any = None  # the graph's own memory pool, once captured
+    #: the early host reads' events and pinned buffers whose copies may be in flight
+    in_flight: ClassVar[list[tuple[Any, Any]]] = []
     stream: Any = None  # the stream it was captured on
 
     def __call__(self, *ins: Any) -> tuple[Any, ...]:
@@ -223,6 +253,31 @@ class CupyGraph(GraphRunner):
         # a copy of what outlives this replay (the next one rewrites the graph's memory)
         return tuple(o.copy() if k else o for o, k in zip(self.static_out, self.keep, strict=True))
 
+    @staticmethod
+    def read_early(cupy: Any, a: Any) -> Callable[[], Any]:
+        """Copy ``a`` into pinned host memory on the current stream of its device, and
+        return what waits for that copy's event (not for the calls queued after it)."""
+        if not isinstance(a, cupy.ndarray):
+            return lambda: a
+        import cupyx
+
+        with a.device:
+            host = cupyx.empty_pinned(a.shape, a.dtype)
+            stream = cupy.cuda.get_current_stream()
+            cupy.asnumpy(a, stream=stream, out=host, blocking=False)
+            done = cupy.cuda.Event(disable_timing=True)
+            done.record(stream)
+        # CuPy's pinned pool would hand out a buffer dropped before its copy ended (a
+        # replay raising between the read's start and its wait): held until it ends
+        CupyGraph.in_flight = [(e, h) for e, h in CupyGraph.in_flight if not e.done]
+        CupyGraph.in_flight.append((done, host))
+
+        def wait() -> Any:
+            done.synchronize()
+            return host
+
+        return wait
+
     def _shares(self, a: Any, b: Any) -> bool:
         return bool(self.lib.may_share_memory(a, b))
 
@@ -230,17 +285,29 @@ class CupyGraph(GraphRunner):
         return a.copy()
 
 
-def graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Callable[..., Any] | None:
-    """The CUDA graph class for these arrays (None on the CPU)."""
+class _Runners:
+    """The :class:`Graphs` of one program: runners of class ``cls`` on ``lib`` sharing
+    one :data:`Lent`, and ``cls.read_early``."""
+
+    def __init__(self, cls: Any, lib: Any) -> None:
+        self.cls, self.lib, self.lent = cls, lib, lent_arrays()
+
+    def __call__(self, fn: Callable[..., tuple[Any, ...]], keep: tuple[bool, ...]) -> Any:
+        return self.cls(fn, keep, self.lib, self.lent)
+
+    def read_early(self, a: Any) -> Callable[[], Any]:
+        return self.cls.read_early(self.lib, a)  # type: ignore[no-any-return]
+
+
+def graph_runner(backends: Iterable[Any], arrays: Iterable[Any]) -> Graphs | None:
+    """The CUDA graph runners for these arrays (None on the CPU)."""
     names = {be.name for be in backends}
     if names == {"cupy"}:
         import cupy
 
-        lent = lent_arrays()
-        return lambda fn, keep: CupyGraph(fn, keep, cupy, lent)
+        return _Runners(CupyGraph, cupy)
     if names == {"torch"} and any(str(getattr(a, "device", "")).startswith("cuda") for a in arrays):
         import torch
 
-        lent_t = lent_arrays()
-        return lambda fn, keep: TorchGraph(fn, keep, torch, lent_t)
+        return _Runners(TorchGraph, torch)
     return None

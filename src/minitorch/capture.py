@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from . import _grad_mode
-from ._cuda_graphs import graph_runner
+from ._cuda_graphs import Graphs, graph_runner
 from .creation import default_generator, live_generators
 from .errors import CaptureError, OpError
 from .ops import _registry
@@ -530,6 +530,17 @@ class _Guard:
         self.slot, self.convert, self.value = slot, convert, value
 
 
+class _Early:
+    """Start reading guard ``slot``'s value on the host, which the guard then waits for
+    where it stands: on CUDA a copy to pinned memory and an event, so that the calls
+    between queue up on the GPU before the host waits (on the CPU it does nothing)."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+
+
 class _Host:
     """An optimizer's ``step()``: its parameters' data and grads are stored before the
     call (templates) and read back after it (new slots)."""
@@ -540,6 +551,9 @@ class _Host:
         self, opt: int, ins: list[tuple[int, Any, Any]], outs: list[tuple[int, int, int | None]]
     ) -> None:
         self.opt, self.ins, self.outs = opt, ins, outs
+
+
+_Instr = _Call | _Guard | _Early | _Host
 
 
 def _template_items(t: Any) -> Iterator[Any]:
@@ -576,7 +590,7 @@ class _Recorder:
     """Collects the instructions of one recording."""
 
     def __init__(self) -> None:
-        self.instrs: list[_Call | _Guard | _Host] = []
+        self.instrs: list[_Instr] = []
         self.n = 0
         self.paused = 0  # > 0: inside a recorded call (nested namespace calls run as they are)
         #: the recording thread: other threads' calls run as they are
@@ -910,13 +924,15 @@ class _Program:
         scratch: list[Callable[[], Any] | None],
         keeps_none: list[bool],
         copy: dict[int, Callable[[Any], Any]],
-        graphs: Callable[..., Any] | None,
+        graphs: Graphs | None,
         inplace: bool,
     ) -> None:
         instrs = rec.instrs
         # each CUDA graph stretch's code -> its source lines (to name a failed call)
         self.segments: dict[Any, list[str]] = {}
-        kept = _hoist_guards(_live(instrs, result, final), rec.values, param_in, rec.raw)
+        kept = _early_guards(
+            _hoist_guards(_live(instrs, result, final), rec.values, param_in, rec.raw)
+        )
         at_end = _at_end(kept, param_in)
         writes = _end_writes(at_end, final)
         self.calls = sum(type(i) is _Call for i in kept)
@@ -983,6 +999,7 @@ class _Program:
             first_write = first_write or len(lines) + 2
 
         state = list(param_in)  # the slots the parameters' .data and ._grad hold now
+        started: set[int] = set()  # the guards' slots whose host read has started
         segment: list[_Call] = []
         seg_start = 0
 
@@ -1042,10 +1059,16 @@ class _Program:
                 dels([s for s in _instr_reads(ins) if last.get(s) == i])
                 dels([s for s in _outs(ins.outs) if s not in last])
                 late = True
+            elif type(ins) is _Early:
+                if graphs is not None:  # on the CPU the guard reads the value itself
+                    reader = src.name(graphs.read_early, "R")
+                    lines.append(f"r{ins.slot} = {reader}(v{ins.slot})  # start the host read")
+                    started.add(ins.slot)
             elif type(ins) is _Guard:
                 conv = src.name(ins.convert, "C")
                 want = src.render(ins.value) if _literal(ins.value) else src.name(ins.value, "K")
-                lines.append(f"if {conv}(v{ins.slot}) != {want}:")
+                got = f"r{ins.slot}()" if ins.slot in started else f"v{ins.slot}"
+                lines.append(f"if {conv}({got}) != {want}:")
                 lines.append(f"    raise GuardFailed({late})")
                 dels([ins.slot] if last.get(ins.slot) == i else [])
             else:
@@ -1138,9 +1161,7 @@ def _replay_line(exc: BaseException) -> int:
     return 0
 
 
-def _live(
-    instrs: list[_Call | _Guard | _Host], result: Any, final: list[tuple[Any, Any]]
-) -> list[_Call | _Guard | _Host]:
+def _live(instrs: list[_Instr], result: Any, final: list[tuple[Any, Any]]) -> list[_Instr]:
     """The instructions the result and the parameters' final arrays need (guards and
     optimizer steps always): calls whose results nothing uses are dropped."""
     needed: set[int] = set()
@@ -1164,11 +1185,11 @@ def _live(
 
 
 def _hoist_guards(
-    kept: list[_Call | _Guard | _Host],
+    kept: list[_Instr],
     values: dict[int, Any],
     param_in: list[tuple[int, int | None]],
     outside: dict[int, Any],
-) -> list[_Call | _Guard | _Host]:
+) -> list[_Instr]:
     """Move each guard that comes after the first effect (an optimizer step, a write
     into an argument's or a parameter's array) but does not depend on it, with the calls
     it needs, to just before that effect: it can then still fall back to the eager step
@@ -1235,6 +1256,49 @@ def _hoist_guards(
     return kept[:first] + [kept[i] for i in sorted(moved)] + rest
 
 
+def _early_guards(kept: list[_Instr]) -> list[_Instr]:
+    """Move the calls each guard before the first write needs (a target check reads
+    only the targets) to the start of the program, each such guard's :class:`_Early`
+    after them; the guards stay where they are. On CUDA the replay then starts copying
+    a guard's value to the host before it launches the calls in between (the forward
+    pass) and waits for that copy alone where the guard stands, so the GPU is busy with
+    those calls while the host waits and launches the rest. A guard whose calls are all
+    the calls before it is left as it was: nothing would run in between."""
+    first = next(
+        (
+            i
+            for i, ins in enumerate(kept)
+            if type(ins) is _Host
+            or (type(ins) is _Call and (ins.effect or ins.op in _INPLACE_SYMS))
+        ),
+        len(kept),
+    )
+    made: dict[int, int] = {}  # slot -> the call before ``first`` that makes it
+    moved: set[int] = set()
+    early: list[_Instr] = []
+    for i in range(first):
+        ins = kept[i]
+        if type(ins) is _Call:
+            made.update((s, i) for s in _outs(ins.outs))
+            continue
+        if type(ins) is not _Guard:
+            continue
+        need: set[int] = set()
+        todo = [ins.slot]
+        while todo:
+            j = made.get(todo.pop())
+            if j is not None and j not in need:
+                need.add(j)
+                todo.extend(_instr_reads(kept[j]))
+        if any(type(kept[j]) is _Call and j not in need | moved for j in range(i)):
+            moved |= need
+            early.append(_Early(ins.slot))
+    if not early:
+        return kept
+    rest = [ins for j, ins in enumerate(kept) if j not in moved]
+    return [kept[j] for j in sorted(moved)] + early + rest
+
+
 def _from_outside(c: Any, outside: dict[int, Any]) -> bool:
     """Whether a constant of a call is (or views) an array from outside the step."""
     if not _is_array(c):
@@ -1243,7 +1307,7 @@ def _from_outside(c: Any, outside: dict[int, Any]) -> bool:
 
 
 def _at_end(
-    kept: list[_Call | _Guard | _Host], param_in: list[tuple[int, int | None]]
+    kept: list[_Instr], param_in: list[tuple[int, int | None]]
 ) -> list[tuple[int, int | None]]:
     """Per parameter, the slots its ``.data`` and ``._grad`` hold after the last
     optimizer step (or at the start)."""
@@ -1273,9 +1337,7 @@ def _end_writes(
     ]
 
 
-def _last_uses(
-    kept: list[_Call | _Guard | _Host], result: Any, writes: list[tuple[Any, Any]]
-) -> dict[int, int]:
+def _last_uses(kept: list[_Instr], result: Any, writes: list[tuple[Any, Any]]) -> dict[int, int]:
     """Slot -> the index of the instruction that reads it last (``len(kept)``: the
     result or a parameter holds it at the end)."""
     end = len(kept)
@@ -1296,7 +1358,7 @@ _INPLACE_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true
 
 
 def _overwritable(
-    kept: list[_Call | _Guard | _Host],
+    kept: list[_Instr],
     last: dict[int, int],
     values: dict[int, Any],
     result: Any,
@@ -1343,9 +1405,7 @@ def _overwritable(
     return writable
 
 
-def _reusable(
-    kept: list[_Call | _Guard | _Host], values: dict[int, Any], writable: Any
-) -> dict[int, int]:
+def _reusable(kept: list[_Instr], values: dict[int, Any], writable: Any) -> dict[int, int]:
     """NumPy only: instruction -> a variable it may write its result into (``out=``).
 
     A ufunc (``+ - * /`` or a namespace ufunc) may overwrite an operand that
@@ -1405,10 +1465,10 @@ def _constants(t: Any) -> Iterator[Any]:
     return (x for x in _template_items(t) if type(x) is not _Ref)
 
 
-def _instr_reads(ins: _Call | _Guard | _Host) -> list[int]:
+def _instr_reads(ins: _Instr) -> list[int]:
     if type(ins) is _Call:
         return [*_refs(ins.args), *_refs(ins.kwargs)]
-    if type(ins) is _Guard:
+    if type(ins) is _Guard or type(ins) is _Early:
         return [ins.slot]
     assert type(ins) is _Host
     return [s for _, d, g in ins.ins for s in (*_refs(d), *_refs(g))]
