@@ -158,7 +158,7 @@ def _counting_graph_runners(
     be = minitorch.get_backend()
     if not str(be.device).startswith("cuda") or be.name not in ("cupy", "torch"):
         pytest.skip(f"needs CuPy or torch on a CUDA device (here: {be.name}, {be.device})")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     real = capture_module.graph_runner
     made: list[Any] = []
 
@@ -1079,7 +1079,7 @@ def test_in_place_writes_reach_arrays_outside_the_step(
     if graphs:
         if minitorch.get_backend().name != "numpy":
             pytest.skip("the emulated graph runner holds NumPy buffers")
-        capture_module = importlib.import_module("minitorch.capture")
+        capture_module = importlib.import_module("minitorch.capture._captured")
         monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     w0 = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
     w = minitorch.tensor(w0, requires_grad=True, dtype="float64")
@@ -2746,7 +2746,7 @@ def test_emulated_graphs_copy_out_what_outlives_the_replay(
     copied out; what only later calls of the same replay read is not."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     _EmulatedGraph.runners = []
 
@@ -2788,7 +2788,7 @@ def test_emulated_graphs_start_a_guards_host_read_before_the_forward_pass(
     with nothing queued. A failing check still runs the step eagerly, which raises."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     _EmulatedGraph.runners = []
     eager_ps, _, eager_step = _model("float64")
@@ -2820,7 +2820,7 @@ def test_emulated_graphs_read_a_guard_in_place_when_nothing_comes_before_it(
     read where it stands, with no early read."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     _EmulatedGraph.runners = []
     w0 = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
@@ -2855,7 +2855,7 @@ def _emulate_cupy_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
     a matrix product eagerly (skips where the backend under test is not NumPy)."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     monkeypatch.setattr(_EmulatedGraph, "refuse_matmul", True)
     monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
@@ -2960,7 +2960,7 @@ def test_the_cuda_graph_program_equals_eager_training_with_emulated_graphs(
     guards that fall back (ignore_index), equal eager training to the bit."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     _EmulatedGraph.runners = []
     eager_ps, eager_opt, _ = _model("float64", opt)
@@ -3027,10 +3027,14 @@ def test_emulated_graphs_hand_minitorchs_optimizer_the_gradients_uncopied(
     NumPy's in-place SGD (CUDA has none), the step is the plain ``step()``."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
     if not numpy_sgd_in_place:
-        monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
+        monkeypatch.setattr(
+            importlib.import_module("minitorch.capture._program"),
+            "_scratch_grads",
+            lambda *args: False,
+        )
     for zero_grad_first in (False, True):
         _EmulatedGraph.runners = []
         eager_ps, eager_opt, eager_first = _model("float64", opt)
@@ -3062,9 +3066,11 @@ def test_emulated_graphs_hand_on_only_the_gradients_their_optimizer_reads_last(
     copied out; every replay equals eager to the bit, ``.grad`` included."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
-    monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)  # as on CUDA
+    monkeypatch.setattr(
+        importlib.import_module("minitorch.capture._program"), "_scratch_grads", lambda *args: False
+    )  # as on CUDA
     _EmulatedGraph.runners = []
 
     def make() -> tuple[list[minitorch.Tensor], list[Any], Callable[..., Any]]:
@@ -3100,9 +3106,11 @@ def _emulate_cuda_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
     CUDA), on the NumPy backend (skipped elsewhere)."""
     if minitorch.get_backend().name != "numpy":
         pytest.skip("the emulated graph runner holds NumPy buffers")
-    capture_module = importlib.import_module("minitorch.capture")
+    capture_module = importlib.import_module("minitorch.capture._captured")
     monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
-    monkeypatch.setattr(capture_module, "_scratch_grads", lambda *args: False)
+    monkeypatch.setattr(
+        importlib.import_module("minitorch.capture._program"), "_scratch_grads", lambda *args: False
+    )
     monkeypatch.setattr(_EmulatedGraph, "lent_ids", lent_arrays())
     _EmulatedGraph.runners = []
 
