@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from test_custom_ops import forgetting_new_ops
 
 import minitorch
 from minitorch import CaptureError
@@ -2848,6 +2849,60 @@ def test_emulated_graphs_read_a_guard_in_place_when_nothing_comes_before_it(
     assert step.stats["replays"] == 3
     assert "read" not in _EmulatedGraph.log and "raise GuardFailed" in step.source()[-1]
     np.testing.assert_array_equal(_host(w), _host(w_eager))
+
+
+def test_emulated_graphs_start_the_host_read_of_a_value_read_twice_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An op that reads one value on the host twice (a custom op that checks its input
+    and then branches on the same check) makes two guards on one value: the replay
+    starts its host read once, and both guards wait for it."""
+    if minitorch.get_backend().name != "numpy":
+        pytest.skip("the emulated graph runner holds NumPy buffers")
+    capture_module = importlib.import_module("minitorch.capture._captured")
+    monkeypatch.setattr(capture_module, "graph_runner", lambda bes, arrays: _EmulatedGraph)
+    _EmulatedGraph.runners = []
+
+    def fwd(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+        ok = xp.all(x > 0)
+        if not bool(ok):
+            raise ValueError("checked_sqrt: every input must be positive")
+        out = xp.sqrt(x) if bool(ok) else x
+        return out, (out,)
+
+    def vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
+        return (g / (2.0 * saved[0]),)
+
+    def make(w: minitorch.Tensor, op: Callable[..., minitorch.Tensor]) -> Callable[..., Any]:
+        opt = minitorch.optim.SGD([w], lr=0.1)
+
+        def train(x: minitorch.Tensor) -> minitorch.Tensor:
+            h = minitorch.tanh(w * 3.0)  # before the op, not needed by its check
+            loss = (h * op(x)).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        train.opt = opt  # type: ignore[attr-defined]
+        return train
+
+    with forgetting_new_ops():
+        checked_sqrt = minitorch.defop("checked_sqrt_twice", fwd, vjp)
+        w0 = np.linspace(-1.0, 1.0, 4)
+        w, w_eager = (minitorch.tensor(w0, requires_grad=True) for _ in range(2))
+        train = make(w, checked_sqrt)
+        step = minitorch.capture(train, optimizer=train.opt)  # type: ignore[attr-defined]
+        eager = make(w_eager, checked_sqrt)
+        rng = np.random.default_rng(2)
+        for i in range(4):
+            _EmulatedGraph.log = []
+            x = minitorch.tensor(rng.uniform(0.5, 2.0, 4))
+            _assert_same_results((step(x),), (eager(x),), f"call {i}")
+        assert step.stats["replays"] == 3
+        assert step.source()[-1].count("raise GuardFailed") == 2
+        assert _EmulatedGraph.log.count("read") == 1 and _EmulatedGraph.log.count("wait") == 2
+        np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 
 def _emulate_cupy_graphs(monkeypatch: pytest.MonkeyPatch) -> None:

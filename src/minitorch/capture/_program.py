@@ -482,6 +482,7 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
     made: dict[int, int] = {}  # slot -> the call before ``first`` that makes it
     moved: set[int] = set()
     early: list[_Instr] = []
+    slots: set[int] = set()  # the guards' slots read early
     for i in range(first):
         ins = kept[i]
         if type(ins) is _Call:
@@ -496,9 +497,12 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
             if j is not None and j not in need:
                 need.add(j)
                 todo.extend(_instr_reads(kept[j]))
+        if ins.slot in slots:  # a value read twice: its host read is started once
+            continue
         if any(type(kept[j]) is _Call and j not in need | moved for j in range(i)):
             moved |= need
             early.append(_Early(ins.slot))
+            slots.add(ins.slot)
     if not early:
         return kept
     rest = [ins for j, ins in enumerate(kept) if j not in moved]
