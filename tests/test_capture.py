@@ -2814,6 +2814,22 @@ def test_emulated_graphs_start_a_guards_host_read_before_the_forward_pass(
         np.testing.assert_array_equal(_host(p), b)
 
 
+def _sgd_train(
+    w: minitorch.Tensor, loss: Callable[..., minitorch.Tensor]
+) -> tuple[minitorch.optim.SGD, Callable[..., minitorch.Tensor]]:
+    """SGD on ``w`` (lr 0.1) and a step: ``loss(*args)``, backward, step, zero_grad."""
+    opt = minitorch.optim.SGD([w], lr=0.1)
+
+    def train(*args: minitorch.Tensor) -> minitorch.Tensor:
+        out = loss(*args)
+        out.backward()
+        opt.step()
+        opt.zero_grad()
+        return out
+
+    return opt, train
+
+
 def test_emulated_graphs_read_a_guard_in_place_when_nothing_comes_before_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -2827,21 +2843,9 @@ def test_emulated_graphs_read_a_guard_in_place_when_nothing_comes_before_it(
     w0 = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
     w, w_eager = minitorch.tensor(w0, requires_grad=True), minitorch.tensor(w0, requires_grad=True)
 
-    def make(w: minitorch.Tensor) -> Callable[..., minitorch.Tensor]:
-        opt = minitorch.optim.SGD([w], lr=0.1)
-
-        def train(y: minitorch.Tensor) -> minitorch.Tensor:
-            loss = minitorch.cross_entropy(w, y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            return loss
-
-        train.opt = opt  # type: ignore[attr-defined]
-        return train
-
-    train = make(w)
-    step, eager = minitorch.capture(train, optimizer=train.opt), make(w_eager)  # type: ignore[attr-defined]
+    opt, train = _sgd_train(w, lambda y: minitorch.cross_entropy(w, y))
+    step = minitorch.capture(train, optimizer=opt)
+    eager = _sgd_train(w_eager, lambda y: minitorch.cross_entropy(w_eager, y))[1]
     _EmulatedGraph.log = []
     for i in range(4):
         y = minitorch.tensor([i % 3, 1, 2, 0])
@@ -2873,27 +2877,17 @@ def test_emulated_graphs_start_the_host_read_of_a_value_read_twice_once(
     def vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any]:
         return (g / (2.0 * saved[0]),)
 
-    def make(w: minitorch.Tensor, op: Callable[..., minitorch.Tensor]) -> Callable[..., Any]:
-        opt = minitorch.optim.SGD([w], lr=0.1)
-
-        def train(x: minitorch.Tensor) -> minitorch.Tensor:
-            h = minitorch.tanh(w * 3.0)  # before the op, not needed by its check
-            loss = (h * op(x)).sum()
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            return loss
-
-        train.opt = opt  # type: ignore[attr-defined]
-        return train
+    def loss(w: minitorch.Tensor, op: Callable[..., Any], x: minitorch.Tensor) -> Any:
+        h = minitorch.tanh(w * 3.0)  # before the op, not needed by its check
+        return (h * op(x)).sum()
 
     with forgetting_new_ops():
         checked_sqrt = minitorch.defop("checked_sqrt_twice", fwd, vjp)
         w0 = np.linspace(-1.0, 1.0, 4)
         w, w_eager = (minitorch.tensor(w0, requires_grad=True) for _ in range(2))
-        train = make(w, checked_sqrt)
-        step = minitorch.capture(train, optimizer=train.opt)  # type: ignore[attr-defined]
-        eager = make(w_eager, checked_sqrt)
+        opt, train = _sgd_train(w, lambda x: loss(w, checked_sqrt, x))
+        step = minitorch.capture(train, optimizer=opt)
+        eager = _sgd_train(w_eager, lambda x: loss(w_eager, checked_sqrt, x))[1]
         rng = np.random.default_rng(2)
         for i in range(4):
             _EmulatedGraph.log = []
