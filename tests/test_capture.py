@@ -506,6 +506,34 @@ def test_a_host_read_in_a_minitorch_function_names_it() -> None:
         minitorch.capture(step, params=[w, v])(x, xt)
 
 
+def test_indexing_with_a_tensor_is_refused_naming_take_which_replays() -> None:
+    """x[idx] with a Tensor index reads the index on the host: refused, saying so as the
+    user wrote it and naming take (the message named minitorch's internal function
+    that read it). take, as it says, replays and trains as eager does."""
+    w0 = np.linspace(-1.0, 1.0, 12).reshape(6, 2)
+    tokens = [minitorch.tensor(t) for t in ([1, 2, 2, 5], [0, -1, 3, 3], [4, 4, 4, 4])]
+
+    def indexed(w: minitorch.Tensor, t: minitorch.Tensor) -> minitorch.Tensor:
+        return (w[t] ** 2).sum()
+
+    def taken(w: minitorch.Tensor, t: minitorch.Tensor) -> minitorch.Tensor:
+        return (minitorch.take(w, t, axis=0) ** 2).sum()
+
+    w = minitorch.tensor(w0, requires_grad=True)
+    opt, train = _sgd_train(w, lambda t: indexed(w, t))
+    said = r"^indexing with a Tensor \(x\[idx\].* minitorch\.take\("
+    with pytest.raises(CaptureError, match=said):
+        minitorch.capture(train, optimizer=opt)(tokens[0])
+    w, w_eager = (minitorch.tensor(w0, requires_grad=True) for _ in range(2))
+    opt, train = _sgd_train(w, lambda t: taken(w, t))
+    step = minitorch.capture(train, optimizer=opt)
+    eager = _sgd_train(w_eager, lambda t: indexed(w_eager, t))[1]
+    for i, t in enumerate(tokens * 2):
+        _assert_same_results((step(t),), (eager(t),), f"call {i}")
+    assert step.stats["replays"] >= 4
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
+
+
 def test_clipping_class_weights_and_ignored_targets_replay_without_host_reads() -> None:
     """clip_grad_norm_, cross_entropy's class weights and the count of targets kept by
     ignore_index stay on the device (the first versions read the norm, the summed
