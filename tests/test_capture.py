@@ -23,7 +23,14 @@ from test_custom_ops import forgetting_new_ops
 
 import minitorch
 from minitorch import CaptureError
-from minitorch._cuda_graphs import GraphRunner, Lent, lent_arrays
+from minitorch._cuda_graphs import (
+    CupyGraph,
+    GraphRunner,
+    Lent,
+    TorchGraph,
+    graph_runner,
+    lent_arrays,
+)
 from minitorch.backend import is_array_of
 
 N_IN, N_HID, N_OUT = 6, 16, 4
@@ -252,8 +259,6 @@ def test_on_a_gpu_a_guards_early_host_read_gives_its_value() -> None:
     be = minitorch.get_backend()
     if not str(be.device).startswith("cuda") or be.name not in ("cupy", "torch"):
         pytest.skip(f"needs CuPy or torch on a CUDA device (here: {be.name}, {be.device})")
-    from minitorch._cuda_graphs import graph_runner
-
     t = minitorch.tensor([1, 2, 3]).data
     flag, total = be.xp.all(t > 0), be.xp.sum(t)
     graphs = graph_runner([be], [t])
@@ -2565,19 +2570,27 @@ def test_a_refused_step_leaves_every_tensor_it_touched_with_real_arrays() -> Non
 
 def test_a_cuda_graph_runner_is_chosen_only_for_gpu_arrays() -> None:
     torch = pytest.importorskip("torch")
-    from minitorch._cuda_graphs import graph_runner
-
     numpy_be = minitorch.backend.resolve("numpy")
     torch_be = minitorch.backend.resolve("torch")
     assert graph_runner([numpy_be], [np.ones(2)]) is None
     assert graph_runner([torch_be], [torch.ones(2)]) is None  # CPU tensors: no graph
 
 
+def test_an_early_host_read_of_a_cpu_value_is_the_value_itself() -> None:
+    """The CUDA runners' early host read hands back a value that is not on the GPU as it
+    is (a stretch that ran eagerly on CPU tensors, a Python bool): no copy, no event."""
+    torch = pytest.importorskip("torch")
+    flag = torch.tensor(True)
+    assert TorchGraph.read_early(torch, flag)() is flag
+    assert TorchGraph.read_early(torch, True)() is True
+    not_cupy = types.SimpleNamespace(ndarray=type(None))  # no array is this one's
+    value = np.array(3)
+    assert CupyGraph.read_early(not_cupy, value)() is value
+
+
 def test_a_torch_graph_stretch_that_reads_cpu_tensors_runs_eagerly() -> None:
     # a CUDA graph replays only GPU work: a stretch on CPU tensors must run each time
     torch = pytest.importorskip("torch")
-    from minitorch._cuda_graphs import TorchGraph
-
     runner = TorchGraph(lambda a, b: (a * b + 1.0,), (True,), torch, lent_arrays())
     (out,) = runner(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
     assert torch.equal(out, torch.tensor([4.0, 9.0]))
@@ -2680,8 +2693,6 @@ def test_a_torch_graph_is_captured_on_its_warmed_up_stream_and_restores_the_call
     at the process's first capture (a step on another GPU then captured nothing and
     replayed nothing). A capture that fails at its end leaves torch on the capture
     stream: the runner makes the caller's stream current again and runs eagerly."""
-    from minitorch._cuda_graphs import TorchGraph
-
     torch = _FakeTorch(fail_at_end)
     callers = torch.current
     runner = TorchGraph(lambda a, b: (a * b,), (True,), torch, lent_arrays())
