@@ -511,31 +511,49 @@ def test_a_host_read_in_a_minitorch_function_names_it() -> None:
         minitorch.capture(step, params=[w, v])(x, xt)
 
 
-def test_indexing_with_a_tensor_is_refused_naming_take_which_replays() -> None:
-    """x[idx] with a Tensor index reads the index on the host: refused, saying so as the
-    user wrote it and naming take (the message named minitorch's internal function
-    that read it). take, as it says, replays and trains as eager does."""
+def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_take() -> None:
+    """x[idx] and x[rows, cols] with integer Tensors gather on the device, so a step that
+    indexes with them replays (their range check is a guard) and trains as eager; an
+    index out of range runs the call eagerly, which raises the eager error before
+    anything is stepped. A Tensor key after a slice (x[:, idx]) is still resolved on the
+    host: refused as the user wrote it, naming take (the message named minitorch's
+    internal _host_index, or torch's _to_numpy), which, as it says, replays."""
     w0 = np.linspace(-1.0, 1.0, 12).reshape(6, 2)
-    tokens = [minitorch.tensor(t) for t in ([1, 2, 2, 5], [0, -1, 3, 3], [4, 4, 4, 4])]
+    rows = [minitorch.tensor(t) for t in ([1, 2, 2, 5], [0, -1, 3, 3], [4, 4, 4, 4])]
+    cols = minitorch.tensor([0, 1, -1, 0])
 
-    def indexed(w: minitorch.Tensor, t: minitorch.Tensor) -> minitorch.Tensor:
-        return (w[t] ** 2).sum()
+    def indexed(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
+        return (w[r] ** 2).sum() + w[r, cols].sum()
 
-    def taken(w: minitorch.Tensor, t: minitorch.Tensor) -> minitorch.Tensor:
-        return (minitorch.take(w, t, axis=0) ** 2).sum()
-
-    w = minitorch.tensor(w0, requires_grad=True)
-    opt, train = _sgd_train(w, lambda t: indexed(w, t))
-    said = r"^indexing with a Tensor \(x\[idx\].* minitorch\.take\("
-    with pytest.raises(CaptureError, match=said):
-        minitorch.capture(train, optimizer=opt)(tokens[0])
     w, w_eager = (minitorch.tensor(w0, requires_grad=True) for _ in range(2))
-    opt, train = _sgd_train(w, lambda t: taken(w, t))
+    opt, train = _sgd_train(w, lambda r: indexed(w, r))
     step = minitorch.capture(train, optimizer=opt)
-    eager = _sgd_train(w_eager, lambda t: indexed(w_eager, t))[1]
-    for i, t in enumerate(tokens * 2):
-        _assert_same_results((step(t),), (eager(t),), f"call {i}")
-    assert step.stats["replays"] >= 4
+    eager = _sgd_train(w_eager, lambda r: indexed(w_eager, r))[1]
+    for i, r in enumerate(rows * 2):
+        _assert_same_results((step(r),), (eager(r),), f"call {i}")
+    assert step.stats == {"records": 1, "replays": 5, "fallbacks": 0}
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
+    with pytest.raises(IndexError, match=r"axis 0 is out of range \[-6, 6\)"):
+        step(minitorch.tensor([0, 6, 1, 1]))
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
+    assert step.stats["fallbacks"] == 1
+
+    def sliced(w: minitorch.Tensor, c: minitorch.Tensor) -> minitorch.Tensor:
+        return (w[:, c] ** 2).sum()
+
+    def taken(w: minitorch.Tensor, c: minitorch.Tensor) -> minitorch.Tensor:
+        return (minitorch.take(w, c, axis=1) ** 2).sum()
+
+    opt, train = _sgd_train(w, lambda c: sliced(w, c))
+    said = r"^indexing with a boolean mask or a Tensor key .*\(x\[mask\], x\[:, idx\]\)"
+    with pytest.raises(CaptureError, match=said + r".* minitorch\.take\("):
+        minitorch.capture(train, optimizer=opt)(cols)
+    opt, train = _sgd_train(w, lambda c: taken(w, c))
+    step = minitorch.capture(train, optimizer=opt)
+    eager = _sgd_train(w_eager, lambda c: sliced(w_eager, c))[1]
+    for i in range(4):
+        _assert_same_results((step(cols),), (eager(cols),), f"call {i}")
+    assert step.stats["replays"] == 3
     np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 

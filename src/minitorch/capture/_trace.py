@@ -390,9 +390,11 @@ _READ_ADVICE = (
 #: module and name), as the user wrote it, and what to do
 _CALLER_READS = {
     "minitorch.ops.indexing._host_index": (
-        "indexing with a Tensor (x[idx], x[rows, cols], x[mask])",
-        "Index with minitorch.take(x, idx, axis=...), embedding or take_along_axis, "
-        "which check the indices on the device and replay (a mask: where())",
+        "indexing with a boolean mask or a Tensor key that is not on the leading axes "
+        "(x[mask], x[:, idx])",
+        "Index with integer Tensors on the leading axes (x[idx], x[rows, cols]), or with "
+        "minitorch.take(x, idx, axis=...), embedding or take_along_axis, which check the "
+        "indices on the device and replay (a mask: where())",
     ),
 }
 

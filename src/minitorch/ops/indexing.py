@@ -185,10 +185,132 @@ getitem = defop(
 )
 
 
+#: how the errors of x[idx] with integer Tensors name the op
+_GATHER = "gather_leading (x[...] with integer Tensors)"
+
+
+def _gather_leading(xp: Any, x: Any, *indices: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``x[i0, i1, ...]`` for integer index arrays on the leading axes, by NumPy's rules
+    (they broadcast together; a negative index counts from the end): one ``take`` of
+    the rows of ``x`` viewed as ``(prod(leading axes), *other axes)``, on the device.
+    Every index is checked with one host read (a GPU sync; PyTorch asserts on the
+    device); the index itself stays where it is (getitem reads it on the host)."""
+    shape = tuple(x.shape)
+    k = len(indices)
+    if not 1 <= k <= len(shape):
+        raise IndexOpError(f"{_GATHER}: {k} index arrays for a tensor of shape {shape}")
+    for i in indices:
+        if not xp.isdtype(i.dtype, "integral"):
+            raise OpError(f"{_GATHER}: index arrays must be integers, got dtype {i.dtype}")
+    shapes = [tuple(i.shape) for i in indices]
+    try:
+        bshape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError as exc:
+        raise IndexOpError(
+            f"{_GATHER}: the index arrays' shapes {shapes} do not broadcast together: {exc}"
+        ) from exc
+    idx = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
+    lead, rest = shape[:k], shape[k:]
+    if math.prod(bshape):
+        inside = [xp.all_in_range(a, -n, n) for a, n in zip(idx, lead, strict=True)]
+        ok = inside[0] if k == 1 else xp.all(xp.stack(inside))
+        if not bool(ok):  # one read for every axis; the error's details read more
+            d, a, n = next(
+                (d, a, n)
+                for d, (a, n) in enumerate(zip(idx, lead, strict=True))
+                if not bool(xp.all_in_range(a, -n, n))
+            )
+            raise IndexOpError(
+                f"{_GATHER}: an index on axis {d} is out of range [{-n}, {n}) for a tensor of "
+                f"shape {shape} (indices go from {int(xp.min(a))} to {int(xp.max(a))})"
+            )
+    flat = None
+    stride = 1
+    for a, n in zip(reversed(idx), reversed(lead), strict=True):
+        a = xp.astype(a, xp.int64, copy=False)
+        term = xp.where(a < 0, a + n, a)
+        term = term * stride if stride != 1 else term
+        flat = term if flat is None else flat + term
+        stride *= n
+    assert flat is not None
+    flat = xp.reshape(flat, (-1,))
+    rows = xp.take(xp.reshape(x, (math.prod(lead), *rest)), flat, axis=0)
+    return xp.reshape(rows, (*bshape, *rest)), (shape, k, flat)
+
+
+def _gather_leading_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+) -> tuple[Any, ...]:
+    shape, k, flat = saved
+    rest = shape[k:]
+    summed = xp.scatter_add(math.prod(shape[:k]), flat, xp.reshape(g, (-1, *rest)))
+    return (xp.reshape(summed, shape), *(None,) * k)
+
+
+def _gather_rows(rng: Any) -> tuple[Any, ...]:
+    return rng.uniform(-2, 2, (5, 3)), np.array([0, 4, 4, -1, 2])
+
+
+def _gather_two_axes(rng: Any) -> tuple[Any, ...]:
+    """Two index arrays that broadcast ((2, 2) with (2,)), negative ones, a trailing axis."""
+    return rng.uniform(-2, 2, (4, 5, 2)), np.array([[0, 3], [-4, 1]]), np.array([1, -1])
+
+
+def _gather_every_axis(rng: Any) -> tuple[Any, ...]:
+    return rng.uniform(-2, 2, (3, 4)), np.array([2, 0, 2]), np.array([[3], [-4]])
+
+
+def _gather_nothing(rng: Any) -> tuple[Any, ...]:
+    """No index: an empty result, a zero gradient."""
+    return rng.uniform(-2, 2, (4, 3)), np.zeros((2, 0), np.int64)
+
+
+gather_leading = defop(
+    "gather_leading",
+    _gather_leading,
+    _gather_leading_vjp,
+    nin=-1,
+    public="x[idx]",
+    facts=Facts(
+        ref=lambda torch, x, *idx: x[tuple(idx)],
+        samples=(
+            Sample(make=_gather_rows, name="rows"),
+            Sample(make=_gather_two_axes, name="two axes that broadcast"),
+            Sample(make=_gather_every_axis, name="every axis"),
+            Sample(make=_gather_nothing, name="no index"),
+        ),
+        grad_inputs=(0,),
+        formula="scatter-add g's rows at the flat positions",
+    ),
+)
+
+
+def _index_tensors(x: Tensor, key: Any) -> tuple[Tensor, ...] | None:
+    """The key's Tensors when it is integer Tensors only, on ``x``'s backend and device,
+    one for each of the leading axes: ``x[key]`` is then :func:`gather_leading`, which
+    leaves the index on the device."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not keys or len(keys) > x.ndim:
+        return None
+    be = x._backend
+    for k in keys:
+        if not (
+            isinstance(k, Tensor)
+            and k._backend.name == be.name
+            and k.device == x.device
+            and be.xp.isdtype(k.data.dtype, "integral")
+        ):
+            return None
+    return keys
+
+
 @tensor_method("__getitem__")
 def _tensor_getitem(self: Tensor, key: Any) -> Tensor:
-    """``x[key]``: NumPy's indexing rules on every backend (differentiable)."""
-    out: Tensor = getitem(self, key=key)
+    """``x[key]``: NumPy's indexing rules on every backend (differentiable). Integer
+    Tensors on the leading axes are gathered on the device; any other key is resolved
+    on the host."""
+    indices = _index_tensors(self, key)
+    out: Tensor = getitem(self, key=key) if indices is None else gather_leading([self, *indices])
     return out
 
 

@@ -1,0 +1,115 @@
+"""x[idx] with integer Tensors on the leading axes: gathered on the device by the
+``gather_leading`` op (one take of rows, the index never copied to the host), by NumPy's
+rules; every other key keeps getitem's host path. Values and gradients against NumPy
+(``np.add.at`` for the gradient), on every backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch.backend import to_host
+from minitorch.ops import indexing
+
+X = np.arange(120, dtype=np.float64).reshape(4, 5, 6) / 7.0
+
+#: index arrays for the leading axes, as NumPy takes them
+LEADING = {
+    "rows": (np.array([0, 3, 3, -1]),),
+    "a 2-d index": (np.array([[1, 2], [-4, 0]]),),
+    "a 0-d index": (np.array(2),),
+    "two axes": (np.array([0, 3, 1]), np.array([4, -5, 0])),
+    "two axes that broadcast": (np.array([[0], [3]]), np.array([1, 2, -1])),
+    "every axis": (np.array([1, 1]), np.array([0, 4]), np.array([5, -6])),
+    "no index": (np.zeros(0, np.int64),),
+    "int32": (np.array([3, 0], np.int32),),
+}
+
+
+def _key(arrays: tuple[np.ndarray, ...]) -> Any:
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def _tensors(arrays: tuple[np.ndarray, ...]) -> Any:
+    ts = tuple(minitorch.tensor(a, dtype=str(a.dtype)) for a in arrays)
+    return _key(ts)
+
+
+@pytest.mark.parametrize("name", LEADING)
+def test_integer_tensors_on_the_leading_axes_gather_as_numpy(backend: Any, name: str) -> None:
+    arrays = LEADING[name]
+    x = minitorch.tensor(X, requires_grad=True)
+    y = x[_tensors(arrays)]
+    want = X[_key(arrays)]
+    assert y.shape == want.shape
+    np.testing.assert_array_equal(to_host(y.data), want)
+    assert y._node is not None and y._node.op.name == "gather_leading"
+    g = np.random.default_rng(0).standard_normal(want.shape)
+    (y * minitorch.tensor(g)).sum().backward()
+    grad = np.zeros_like(X)
+    np.add.at(grad, _key(arrays), g)
+    np.testing.assert_allclose(to_host(x.grad), grad, rtol=1e-12, atol=1e-12)
+
+
+def test_the_index_is_not_read_on_the_host(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """getitem's host path copies the index to the host (a GPU sync and a transfer of
+    every position); x[idx] with integer Tensors must not take it."""
+
+    def refuse(k: Any) -> Any:
+        raise AssertionError("the index was read on the host")
+
+    monkeypatch.setattr(indexing, "_host_index", refuse)
+    x = minitorch.tensor(X)
+    rows, cols = minitorch.tensor([2, 0]), minitorch.tensor([1, 4])
+    np.testing.assert_array_equal(to_host(x[rows, cols].data), X[[2, 0], [1, 4]])
+    with pytest.raises(AssertionError, match="read on the host"):
+        x[:, cols]  # a slice first: getitem's host path
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        lambda t: (slice(None), t),  # not on the leading axes
+        lambda t: (t, slice(1, 3)),  # a slice after
+        lambda t: (t, 2),  # an int after
+        lambda t: (None, t),
+        lambda t: (Ellipsis, t),
+        lambda t: t > 1,  # a mask
+        lambda t: (t, t, t, t),  # more index arrays than axes
+    ],
+)
+def test_other_keys_with_tensors_keep_numpys_rules(backend: Any, key: Any) -> None:
+    idx = np.array([3, 0, 2])
+    x = minitorch.tensor(X[:, :4, :4], requires_grad=True)
+    host_key = key(idx)
+    try:
+        want = X[:, :4, :4][host_key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            x[key(minitorch.tensor(idx))]
+        return
+    y = x[key(minitorch.tensor(idx))]
+    np.testing.assert_array_equal(to_host(y.data), want)
+    assert y._node is not None and y._node.op.name == "getitem"
+
+
+def test_an_index_out_of_range_names_the_axis_and_its_range(backend: Any) -> None:
+    x = minitorch.tensor(X)
+    with pytest.raises(IndexError, match=r"gather_leading .*axis 1 is out of range \[-5, 5\)"):
+        x[minitorch.tensor([0, 1]), minitorch.tensor([2, 5])]
+    with pytest.raises(IndexError, match=r"axis 0 is out of range \[-4, 4\) .*from -5 to 0"):
+        x[minitorch.tensor([0, -5])]
+    with pytest.raises(IndexError, match=r"shapes \[\(2,\), \(3,\)\] do not broadcast"):
+        x[minitorch.tensor([0, 1]), minitorch.tensor([0, 1, 2])]
+
+
+def test_an_index_tensor_of_another_backend_takes_the_host_path(backend: Any) -> None:
+    other = "numpy" if backend.name != "numpy" else "array_api_strict"
+    with minitorch.use_backend(other):
+        idx = minitorch.tensor([1, 3])
+    x = minitorch.tensor(X)
+    y = x[idx]
+    np.testing.assert_array_equal(to_host(y.data), X[[1, 3]])
