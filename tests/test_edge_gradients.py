@@ -157,9 +157,10 @@ def test_numpy_where_selects_bits_exactly_on_large_arrays() -> None:
 
 @pytest.mark.parametrize("rows", [(1024, 64), (200, 3, 5), (64, 8), (63, 8), (100, 7)])
 def test_numpy_scatter_add_sums_repeated_rows(rows: tuple[int, ...]) -> None:
-    """The NumPy backend sums rows of 8+ elements (an embedding's gradient) by a stable
-    sort and np.add.reduceat, smaller ones with np.add.at: both are the sums of a
-    float64 loop over the rows, to rounding."""
+    """The NumPy backend sums rows (an embedding's gradient) with np.add.at over their
+    elements' flat positions: the sums of np.add.at on the rows, to the bit (a sorted
+    np.add.reduceat summed in another order before), and of a float64 loop over the
+    rows, to rounding."""
     be = minitorch.backend.resolve("numpy")
     rng = np.random.default_rng(1)
     index = rng.integers(0, 65, rows[0])
@@ -173,6 +174,9 @@ def test_numpy_scatter_add_sums_repeated_rows(rows: tuple[int, ...]) -> None:
         assert got.dtype == dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
         assert not got[np.setdiff1d(np.arange(70), index)].any()
+        by_rows = np.zeros((70, *rows[1:]), dtype)
+        np.add.at(by_rows, index, values.astype(dtype))
+        np.testing.assert_array_equal(got, by_rows)
     # negative indices count from the end, as np.add.at's
     neg = be.xp.scatter_add(4, np.array([-1, 3] * 40), np.ones((80, 8)))
     np.testing.assert_array_equal(neg, np.r_[np.zeros((3, 8)), np.full((1, 8), 80.0)])
