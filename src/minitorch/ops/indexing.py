@@ -289,8 +289,13 @@ def _index_tensors(x: Tensor, key: Any) -> tuple[Tensor, ...] | None:
     """The key's Tensors when it is integer Tensors only, on ``x``'s backend and device,
     one for each of the leading axes: ``x[key]`` is then :func:`gather_leading`, which
     leaves the index on the device."""
-    keys = key if isinstance(key, tuple) else (key,)
-    if not keys or len(keys) > x.ndim:
+    if isinstance(key, Tensor):
+        keys: tuple[Any, ...] = (key,)
+    elif type(key) is tuple and key and isinstance(key[0], Tensor):
+        keys = key
+    else:  # the usual key (ints, slices) leaves here at once
+        return None
+    if len(keys) > x.ndim:
         return None
     be = x._backend
     for k in keys:
