@@ -557,6 +557,25 @@ def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_
     np.testing.assert_array_equal(_host(w), _host(w_eager))
 
 
+def test_a_call_whose_result_is_a_numpy_scalar_it_was_given_is_no_write() -> None:
+    """logical_and of two true 0-d checks on NumPy returns np.True_, the very object it
+    was given: the recording took that for a positional out= and refused the step. A
+    NumPy scalar cannot be written into; such a step replays and trains as eager."""
+
+    def loss(w: minitorch.Tensor, x: minitorch.Tensor) -> minitorch.Tensor:
+        ok = minitorch.logical_and((x > 0).all(), (x < 5).all())
+        return (w * minitorch.where(ok, x, 2.0 * x)).sum()
+
+    w, w_eager = (minitorch.tensor(np.ones(3), requires_grad=True) for _ in range(2))
+    opt, train = _sgd_train(w, lambda x: loss(w, x))
+    step = minitorch.capture(train, optimizer=opt)
+    eager = _sgd_train(w_eager, lambda x: loss(w_eager, x))[1]
+    for i, x in enumerate(([1.0, 2.0, 3.0], [0.5, 4.0, 1.0], [1.0, 6.0, 1.0], [2.0, 2.0, 2.0])):
+        _assert_same_results((step(minitorch.tensor(x)),), (eager(minitorch.tensor(x)),), f"{i}")
+    assert step.stats["replays"] == 3
+    np.testing.assert_array_equal(_host(w), _host(w_eager))
+
+
 def test_clipping_class_weights_and_ignored_targets_replay_without_host_reads() -> None:
     """clip_grad_norm_, cross_entropy's class weights and the count of targets kept by
     ignore_index stay on the device (the first versions read the norm, the summed

@@ -557,8 +557,10 @@ class _Recorder:
         finally:
             self.paused -= 1
         if traced or traced_kw:
+            # the result is an argument after the first: a positional out= (a NumPy
+            # scalar is immutable, and np.True_ is every true 0-d result: no out=)
             written = any(a._version != v for a, v in versions) or any(
-                out is a for a in _template_items(real_args[1:])
+                out is a and not isinstance(a, np.generic) for a in _template_items(real_args[1:])
             )
             if out is None or written:
                 raise CaptureError(
