@@ -488,7 +488,7 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
         if type(ins) is _Call:
             made.update((s, i) for s in _outs(ins.outs))
             continue
-        if type(ins) is not _Guard:
+        if type(ins) is not _Guard or ins.slot in slots:  # a value read twice: once
             continue
         need: set[int] = set()
         todo = [ins.slot]
@@ -497,9 +497,8 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
             if j is not None and j not in need:
                 need.add(j)
                 todo.extend(_instr_reads(kept[j]))
-        if ins.slot in slots:  # a value read twice: its host read is started once
-            continue
-        if any(type(kept[j]) is _Call and j not in need | moved for j in range(i)):
+        taken = need | moved
+        if any(type(kept[j]) is _Call and j not in taken for j in range(i)):
             moved |= need
             early.append(_Early(ins.slot))
             slots.add(ins.slot)
