@@ -107,8 +107,10 @@ def test_an_index_out_of_range_names_the_axis_and_its_range(backend: Any) -> Non
 
 
 def test_an_index_tensor_of_another_backend_takes_the_host_path(backend: Any) -> None:
-    other = "numpy" if backend.name != "numpy" else "array_api_strict"
-    with minitorch.use_backend(other):
+    others = [b for b in minitorch.available_backends() if b not in (backend.name, "cupy")]
+    if not others:
+        pytest.skip(f"no backend but {backend.name} is installed")
+    with minitorch.use_backend(others[0]):
         idx = minitorch.tensor([1, 3])
     x = minitorch.tensor(X)
     y = x[idx]
