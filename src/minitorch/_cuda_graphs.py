@@ -44,6 +44,17 @@ class Graphs(Protocol):
     def read_early(self, a: Any) -> Callable[[], Any]: ...
 
 
+def _waiting(done: Any, host: Any) -> Callable[[], Any]:
+    """What an early host read returns: wait for its copy's event ``done`` (not for the
+    calls queued after it), then hand over the pinned copy ``host``."""
+
+    def wait() -> Any:
+        done.synchronize()
+        return host
+
+    return wait
+
+
 class GraphRunner:
     """What the CUDA graph runners share: the stretch ``fn``; ``keep``, which of its
     outputs outlive the replay (copied out of the graph's memory, which the next launch
@@ -156,11 +167,7 @@ class TorchGraph(GraphRunner):
         done = torch.cuda.Event()
         done.record(stream)
 
-        def wait() -> Any:
-            done.synchronize()
-            return host
-
-        return wait
+        return _waiting(done, host)
 
     def _eager(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
         self.eager, self.static_in, self.static_out = True, [], ()
@@ -272,11 +279,7 @@ class CupyGraph(GraphRunner):
         CupyGraph.in_flight = [(e, h) for e, h in CupyGraph.in_flight if not e.done]
         CupyGraph.in_flight.append((done, host))
 
-        def wait() -> Any:
-            done.synchronize()
-            return host
-
-        return wait
+        return _waiting(done, host)
 
     def _shares(self, a: Any, b: Any) -> bool:
         return bool(self.lib.may_share_memory(a, b))

@@ -22,7 +22,7 @@ def _scatter_add(n: int, index: Any, values: Any) -> Any:
     out = np.zeros((n, *values.shape[1:]), dtype=values.dtype)
     m = index.shape[0]
     row = math.prod(values.shape[1:])
-    if values.ndim < 2 or row == 1 or m == 0 or index.min() < 0:
+    if row == 1 or m == 0 or index.min() < 0:  # row == 1: values (m,) or (m, 1, ...)
         np.add.at(out, index, values)
         return out
     pos = (index.astype(np.int64)[:, None] * row + np.arange(row)).reshape(-1)

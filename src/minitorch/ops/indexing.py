@@ -199,9 +199,6 @@ def _gather_leading(xp: Any, x: Any, *indices: Any) -> tuple[Any, tuple[Any, ...
     k = len(indices)
     if not 1 <= k <= len(shape):
         raise IndexOpError(f"{_GATHER}: {k} index arrays for a tensor of shape {shape}")
-    for i in indices:
-        if not xp.isdtype(i.dtype, "integral"):
-            raise OpError(f"{_GATHER}: index arrays must be integers, got dtype {i.dtype}")
     shapes = [tuple(i.shape) for i in indices]
     try:
         bshape = tuple(np.broadcast_shapes(*shapes))
@@ -209,26 +206,13 @@ def _gather_leading(xp: Any, x: Any, *indices: Any) -> tuple[Any, tuple[Any, ...
         raise IndexOpError(
             f"{_GATHER}: the index arrays' shapes {shapes} do not broadcast together: {exc}"
         ) from exc
-    idx = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
     lead, rest = shape[:k], shape[k:]
-    if math.prod(bshape):
-        inside = [xp.all_in_range(a, -n, n) for a, n in zip(idx, lead, strict=True)]
-        ok = inside[0] if k == 1 else xp.all(xp.stack(inside))
-        if not bool(ok):  # one read for every axis; the error's details read more
-            d, a, n = next(
-                (d, a, n)
-                for d, (a, n) in enumerate(zip(idx, lead, strict=True))
-                if not bool(xp.all_in_range(a, -n, n))
-            )
-            raise IndexOpError(
-                f"{_GATHER}: an index on axis {d} is out of range [{-n}, {n}) for a tensor of "
-                f"shape {shape} (indices go from {int(xp.min(a))} to {int(xp.max(a))})"
-            )
+    broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
+    idx = _check_index_arrays(xp, list(zip(broadcast, lead, strict=True)), _GATHER, shape=shape)
     flat = None
     stride = 1
     for a, n in zip(reversed(idx), reversed(lead), strict=True):
-        a = xp.astype(a, xp.int64, copy=False)
-        term = xp.where(a < 0, a + n, a)
+        term = xp.astype(a, xp.int64, copy=False)
         term = term * stride if stride != 1 else term
         flat = term if flat is None else flat + term
         stride *= n
@@ -338,16 +322,41 @@ def _take(xp: Any, x: Any, indices: Any, axis: int | None = None) -> tuple[Any, 
 def _check_indices(xp: Any, indices: Any, n: int, op: str, negative: bool = True) -> Any:
     """Integer indices in range for an axis of size ``n`` (``[-n, n)``, or ``[0, n)``
     where negative indices are refused, as PyTorch's embedding and index_add do)."""
-    if not xp.isdtype(indices.dtype, "integral"):
-        raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
-    low = -n if negative else 0
-    # one device-to-host read (a GPU sync) per check; PyTorch asserts on the device
-    if math.prod(indices.shape) and not bool(xp.all_in_range(indices, low, n)):
-        raise OpError(
-            f"{op}: an index is out of range [{low}, {n}) "
-            f"(indices go from {int(xp.min(indices))} to {int(xp.max(indices))})"
-        )
-    return xp.where(indices < 0, indices + n, indices) if negative else indices
+    return _check_index_arrays(xp, [(indices, n)], op, negative)[0]
+
+
+def _check_index_arrays(
+    xp: Any,
+    pairs: list[tuple[Any, int]],
+    op: str,
+    negative: bool = True,
+    shape: tuple[int, ...] | None = None,
+) -> list[Any]:
+    """Integer index arrays, each in range for its axis of size ``n`` (``[-n, n)``, or
+    ``[0, n)`` where negative indices are refused), negative ones counted from the end.
+    One device-to-host read (a GPU sync) checks them all; PyTorch asserts on the device.
+    ``shape``: the indexed tensor's (``x[rows, cols]``): the error names the axis and is
+    an IndexError too."""
+    for indices, _ in pairs:
+        if not xp.isdtype(indices.dtype, "integral"):
+            raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
+    if any(math.prod(a.shape) for a, _ in pairs):
+        low = [-n if negative else 0 for _, n in pairs]
+        inside = [xp.all_in_range(a, lo, n) for (a, n), lo in zip(pairs, low, strict=True)]
+        if not bool(inside[0] if len(inside) == 1 else xp.all(xp.stack(inside))):
+            # the error's details read more
+            d = next(d for d, ok in enumerate(inside) if not bool(ok))
+            (a, n), lo = pairs[d], low[d]
+            where = "" if shape is None else f" on axis {d}"
+            of = "" if shape is None else f" for a tensor of shape {shape}"
+            error = OpError if shape is None else IndexOpError
+            raise error(
+                f"{op}: an index{where} is out of range [{lo}, {n}){of} "
+                f"(indices go from {int(xp.min(a))} to {int(xp.max(a))})"
+            )
+    if not negative:
+        return [a for a, _ in pairs]
+    return [xp.where(a < 0, a + n, a) for a, n in pairs]
 
 
 def _take_vjp(
