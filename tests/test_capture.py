@@ -512,18 +512,19 @@ def test_a_host_read_in_a_minitorch_function_names_it() -> None:
 
 
 def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_take() -> None:
-    """x[idx] and x[rows, cols] with integer Tensors gather on the device, so a step that
-    indexes with them replays (their range check is a guard) and trains as eager; an
-    index out of range runs the call eagerly, which raises the eager error before
-    anything is stepped. A Tensor key after a slice (x[:, idx]) is still resolved on the
-    host: refused as the user wrote it, naming take (the message named minitorch's
-    internal _host_index, or torch's _to_numpy), which, as it says, replays."""
+    """x[idx], x[rows, cols] and x[:, idx] with integer Tensors gather on the device, so
+    a step that indexes with them replays (their range check is a guard) and trains as
+    eager; an index out of range runs the call eagerly, which raises the eager error
+    before anything is stepped. A Tensor key next to a partial slice (x[idx, 1:]) is
+    still resolved on the host: refused as the user wrote it, naming take (the message
+    named minitorch's internal _host_index, or torch's _to_numpy), which, as it says,
+    replays."""
     w0 = np.linspace(-1.0, 1.0, 12).reshape(6, 2)
     rows = [minitorch.tensor(t) for t in ([1, 2, 2, 5], [0, -1, 3, 3], [4, 4, 4, 4])]
     cols = minitorch.tensor([0, 1, -1, 0])
 
     def indexed(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
-        return (w[r] ** 2).sum() + w[r, cols].sum()
+        return (w[r] ** 2).sum() + w[r, cols].sum() + (w[:, cols] ** 3).sum() + w[r, :].sum()
 
     w, w_eager = (minitorch.tensor(w0, requires_grad=True) for _ in range(2))
     opt, train = _sgd_train(w, lambda r: indexed(w, r))
@@ -538,21 +539,21 @@ def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_
     np.testing.assert_array_equal(_host(w), _host(w_eager))
     assert step.stats["fallbacks"] == 1
 
-    def sliced(w: minitorch.Tensor, c: minitorch.Tensor) -> minitorch.Tensor:
-        return (w[:, c] ** 2).sum()
+    def sliced(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
+        return (w[r, 1:] ** 2).sum()
 
-    def taken(w: minitorch.Tensor, c: minitorch.Tensor) -> minitorch.Tensor:
-        return (minitorch.take(w, c, axis=1) ** 2).sum()
+    def taken(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
+        return (minitorch.take(w[:, 1:], r, axis=0) ** 2).sum()
 
-    opt, train = _sgd_train(w, lambda c: sliced(w, c))
-    said = r"^indexing with a boolean mask or a Tensor key .*\(x\[mask\], x\[:, idx\]\)"
+    opt, train = _sgd_train(w, lambda r: sliced(w, r))
+    said = r"^indexing with a boolean mask, or with a key that mixes Tensors .*x\[idx, 1:3\]"
     with pytest.raises(CaptureError, match=said + r".* minitorch\.take\("):
-        minitorch.capture(train, optimizer=opt)(cols)
-    opt, train = _sgd_train(w, lambda c: taken(w, c))
+        minitorch.capture(train, optimizer=opt)(rows[0])
+    opt, train = _sgd_train(w, lambda r: taken(w, r))
     step = minitorch.capture(train, optimizer=opt)
-    eager = _sgd_train(w_eager, lambda c: sliced(w_eager, c))[1]
+    eager = _sgd_train(w_eager, lambda r: sliced(w_eager, r))[1]
     for i in range(4):
-        _assert_same_results((step(cols),), (eager(cols),), f"call {i}")
+        _assert_same_results((step(rows[0]),), (eager(rows[0]),), f"call {i}")
     assert step.stats["replays"] == 3
     np.testing.assert_array_equal(_host(w), _host(w_eager))
 

@@ -1,7 +1,7 @@
-"""x[idx] with integer Tensors on the leading axes: gathered on the device by the
-``gather_leading`` op (one take of rows, the index never copied to the host), by NumPy's
-rules; every other key keeps getitem's host path. Values and gradients against NumPy
-(``np.add.at`` for the gradient), on every backend."""
+"""x[idx] with integer Tensors on consecutive axes (after whole slices or ``...``):
+gathered on the device by the ``gather_axes`` op (one take, the index never copied to
+the host), by NumPy's rules; every other key keeps getitem's host path. Values and
+gradients against NumPy (``np.add.at`` for the gradient), on every backend."""
 
 from __future__ import annotations
 
@@ -29,28 +29,55 @@ LEADING = {
 }
 
 
-def _key(arrays: tuple[np.ndarray, ...]) -> Any:
+#: X with a leading axis before the axes the index arrays take
+X2 = np.stack([X, -X])
+S = slice(None)
+
+#: where the index arrays go in the key, for k arrays: (the tensor, before, after)
+PLACES = {
+    "alone": lambda k: (X, (), ()),
+    "a slice after": lambda k: (X, (), (S,)),
+    "... after": lambda k: (X, (), (Ellipsis,)),
+    "after a slice": lambda k: (X2, (S,), ()),
+    "after ...": lambda k: (X2, (Ellipsis,), (S,) * (3 - k)),
+    "between slices": lambda k: (X2, (S,), (S,)),
+}
+
+
+def _key(arrays: tuple[Any, ...]) -> Any:
     return arrays[0] if len(arrays) == 1 else arrays
 
 
-def _tensors(arrays: tuple[np.ndarray, ...]) -> Any:
-    ts = tuple(minitorch.tensor(a, dtype=str(a.dtype)) for a in arrays)
-    return _key(ts)
+def _tensors(arrays: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+    return tuple(minitorch.tensor(a, dtype=str(a.dtype)) for a in arrays)
 
 
-@pytest.mark.parametrize("name", LEADING)
-def test_integer_tensors_on_the_leading_axes_gather_as_numpy(backend: Any, name: str) -> None:
+def _fits(name: str, place: str) -> bool:
+    """Whether the key has no more entries than the tensor has axes (three index arrays
+    and a slice do not fit X: an IndexError, tested below)."""
+    host, before, after = PLACES[place](len(LEADING[name]))
+    return len(before) + len(LEADING[name]) + len(after) - (Ellipsis in before + after) <= host.ndim
+
+
+@pytest.mark.parametrize(
+    ("name", "place"), [(n, p) for n in LEADING for p in PLACES if _fits(n, p)]
+)
+def test_integer_tensors_on_consecutive_axes_gather_as_numpy(
+    backend: Any, name: str, place: str
+) -> None:
     arrays = LEADING[name]
-    x = minitorch.tensor(X, requires_grad=True)
-    y = x[_tensors(arrays)]
-    want = X[_key(arrays)]
+    host, before, after = PLACES[place](len(arrays))
+    key = (*before, *arrays, *after)
+    x = minitorch.tensor(host, requires_grad=True)
+    want = host[_key(key)]
+    y = x[_key((*before, *_tensors(arrays), *after))]
     assert y.shape == want.shape
     np.testing.assert_array_equal(to_host(y.data), want)
-    assert y._node is not None and y._node.op.name == "gather_leading"
+    assert y._node is not None and y._node.op.name == "gather_axes"
     g = np.random.default_rng(0).standard_normal(want.shape)
     (y * minitorch.tensor(g)).sum().backward()
-    grad = np.zeros_like(X)
-    np.add.at(grad, _key(arrays), g)
+    grad = np.zeros_like(host)
+    np.add.at(grad, _key(key), g)
     np.testing.assert_allclose(to_host(x.grad), grad, rtol=1e-12, atol=1e-12)
 
 
@@ -65,18 +92,20 @@ def test_the_index_is_not_read_on_the_host(backend: Any, monkeypatch: pytest.Mon
     x = minitorch.tensor(X)
     rows, cols = minitorch.tensor([2, 0]), minitorch.tensor([1, 4])
     np.testing.assert_array_equal(to_host(x[rows, cols].data), X[[2, 0], [1, 4]])
+    np.testing.assert_array_equal(to_host(x[:, cols].data), X[:, [1, 4]])
     with pytest.raises(AssertionError, match="read on the host"):
-        x[:, cols]  # a slice first: getitem's host path
+        x[rows, :, cols]  # index arrays apart: getitem's host path
 
 
 @pytest.mark.parametrize(
     "key",
     [
-        lambda t: (slice(None), t),  # not on the leading axes
-        lambda t: (t, slice(1, 3)),  # a slice after
+        lambda t: (t, slice(1, 3)),  # a slice that is not whole
+        lambda t: (slice(None, None, -1), t),
         lambda t: (t, 2),  # an int after
         lambda t: (None, t),
-        lambda t: (Ellipsis, t),
+        lambda t: (t, slice(None), t),  # index arrays apart: NumPy puts their axes first
+        lambda t: (Ellipsis, t, Ellipsis),
         lambda t: t > 1,  # a mask
         lambda t: (t, t, t, t),  # more index arrays than axes
     ],
@@ -98,10 +127,12 @@ def test_other_keys_with_tensors_keep_numpys_rules(backend: Any, key: Any) -> No
 
 def test_an_index_out_of_range_names_the_axis_and_its_range(backend: Any) -> None:
     x = minitorch.tensor(X)
-    with pytest.raises(IndexError, match=r"gather_leading .*axis 1 is out of range \[-5, 5\)"):
+    with pytest.raises(IndexError, match=r"gather_axes .*axis 1 is out of range \[-5, 5\)"):
         x[minitorch.tensor([0, 1]), minitorch.tensor([2, 5])]
     with pytest.raises(IndexError, match=r"axis 0 is out of range \[-4, 4\) .*from -5 to 0"):
         x[minitorch.tensor([0, -5])]
+    with pytest.raises(IndexError, match=r"axis 2 is out of range \[-6, 6\) .*from 0 to 6"):
+        x[..., minitorch.tensor([0, 6])]
     with pytest.raises(IndexError, match=r"shapes \[\(2,\), \(3,\)\] do not broadcast"):
         x[minitorch.tensor([0, 1]), minitorch.tensor([0, 1, 2])]
 

@@ -6,7 +6,9 @@ every backend NumPy's rules. *Basic* keys (ints, slices with positive steps, Non
 Ellipsis) run natively. Any other key is resolved on the host: the flat source
 position of every output element is ``arange(n).reshape(shape)[key]``, and the forward
 is one standard ``take`` of those positions. Backward scatter-adds ``g`` into the
-positions, so repeated indices accumulate.
+positions, so repeated indices accumulate. Integer Tensors on consecutive axes, with
+only whole slices or ``...`` around them (``x[idx]``, ``x[:, rows, cols]``), skip the
+host: :func:`gather_axes` takes them on the device.
 """
 
 from __future__ import annotations
@@ -186,19 +188,25 @@ getitem = defop(
 
 
 #: how the errors of x[idx] with integer Tensors name the op
-_GATHER = "gather_leading (x[...] with integer Tensors)"
+_GATHER = "gather_axes (x[...] with integer Tensors)"
 
 
-def _gather_leading(xp: Any, x: Any, *indices: Any) -> tuple[Any, tuple[Any, ...]]:
-    """``x[i0, i1, ...]`` for integer index arrays on the leading axes, by NumPy's rules
-    (they broadcast together; a negative index counts from the end): one ``take`` of
-    the rows of ``x`` viewed as ``(prod(leading axes), *other axes)``, on the device.
-    Every index is checked with one host read (a GPU sync; PyTorch asserts on the
-    device); the index itself stays where it is (getitem reads it on the host)."""
+def _gather_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """``x[..., i0, i1, ...]``: integer index arrays on the consecutive axes from
+    ``axis`` on, by NumPy's rules (they broadcast together and their shape replaces the
+    axes they index; a negative index counts from the end). One ``take`` on the device,
+    of ``x`` viewed as ``(prod(axes before), prod(indexed axes), *axes after)``. Every
+    index is checked with one host read (a GPU sync; PyTorch asserts on the device);
+    the index itself stays where it is (getitem copies it to the host).
+
+    ``arrays``: ``x`` and then the index arrays, one for each axis from ``axis`` on."""
+    x, *indices = arrays
     shape = tuple(x.shape)
     k = len(indices)
-    if not 1 <= k <= len(shape):
-        raise IndexOpError(f"{_GATHER}: {k} index arrays for a tensor of shape {shape}")
+    if not (k >= 1 and axis >= 0 and axis + k <= len(shape)):
+        raise IndexOpError(
+            f"{_GATHER}: {k} index arrays from axis {axis} for a tensor of shape {shape}"
+        )
     shapes = [tuple(i.shape) for i in indices]
     try:
         bshape = tuple(np.broadcast_shapes(*shapes))
@@ -206,9 +214,10 @@ def _gather_leading(xp: Any, x: Any, *indices: Any) -> tuple[Any, tuple[Any, ...
         raise IndexOpError(
             f"{_GATHER}: the index arrays' shapes {shapes} do not broadcast together: {exc}"
         ) from exc
-    lead, rest = shape[:k], shape[k:]
+    pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
     broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
-    idx = _check_index_arrays(xp, list(zip(broadcast, lead, strict=True)), _GATHER, shape=shape)
+    pairs = list(zip(broadcast, lead, strict=True))
+    idx = _check_index_arrays(xp, pairs, _GATHER, shape=shape, first_axis=axis)
     flat = None
     stride = 1
     for a, n in zip(reversed(idx), reversed(lead), strict=True):
@@ -218,16 +227,26 @@ def _gather_leading(xp: Any, x: Any, *indices: Any) -> tuple[Any, tuple[Any, ...
         stride *= n
     assert flat is not None
     flat = xp.reshape(flat, (-1,))
-    rows = xp.take(xp.reshape(x, (math.prod(lead), *rest)), flat, axis=0)
-    return xp.reshape(rows, (*bshape, *rest)), (shape, k, flat)
+    if axis == 0:
+        out = xp.take(xp.reshape(x, (math.prod(lead), *rest)), flat, axis=0)
+    else:
+        out = xp.take(xp.reshape(x, (math.prod(pre), math.prod(lead), *rest)), flat, axis=1)
+    return xp.reshape(out, (*pre, *bshape, *rest)), (shape, k, flat)
 
 
-def _gather_leading_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+def _gather_axes_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
 ) -> tuple[Any, ...]:
     shape, k, flat = saved
-    rest = shape[k:]
-    summed = xp.scatter_add(math.prod(shape[:k]), flat, xp.reshape(g, (-1, *rest)))
+    pre, n, rest = shape[:axis], math.prod(shape[axis : axis + k]), shape[axis + k :]
+    m = flat.shape[0]
+    if axis == 0:
+        summed = xp.scatter_add(n, flat, xp.reshape(g, (m, *rest)))
+    else:  # the rows of x viewed as (prod(pre) * n, *rest): row p * n + flat[j]
+        p = math.prod(pre)
+        starts = xp.arange(0, p * n, n, dtype=flat.dtype, device=flat.device)
+        pos = xp.reshape(xp.reshape(starts, (p, 1)) + flat, (p * m,))
+        summed = xp.scatter_add(p * n, pos, xp.reshape(g, (p * m, *rest)))
     return (xp.reshape(summed, shape), *(None,) * k)
 
 
@@ -244,24 +263,35 @@ def _gather_every_axis(rng: Any) -> tuple[Any, ...]:
     return rng.uniform(-2, 2, (3, 4)), np.array([2, 0, 2]), np.array([[3], [-4]])
 
 
+def _gather_middle(rng: Any) -> tuple[Any, ...]:
+    """x[:, idx, :] with a 2-d index that repeats a row."""
+    return rng.uniform(-2, 2, (2, 5, 3)), np.array([[4, 0], [-1, 2]])
+
+
 def _gather_nothing(rng: Any) -> tuple[Any, ...]:
     """No index: an empty result, a zero gradient."""
     return rng.uniform(-2, 2, (4, 3)), np.zeros((2, 0), np.int64)
 
 
-gather_leading = defop(
-    "gather_leading",
-    _gather_leading,
-    _gather_leading_vjp,
+def _gather_ref(torch: Any, x: Any, *idx: Any, axis: int = 0) -> Any:
+    return x[(slice(None),) * axis + tuple(idx)]
+
+
+gather_axes = defop(
+    "gather_axes",
+    _gather_axes,
+    _gather_axes_vjp,
     nin=-1,
     public="x[idx]",
     facts=Facts(
-        ref=lambda torch, x, *idx: x[tuple(idx)],
+        ref=_gather_ref,
         samples=(
             Sample(make=_gather_rows, name="rows"),
             Sample(make=_gather_two_axes, name="two axes that broadcast"),
             Sample(make=_gather_every_axis, name="every axis"),
-            Sample(make=_gather_nothing, name="no index"),
+            Sample(make=_gather_middle, params={"axis": 1}, name="a middle axis"),
+            Sample(make=_gather_two_axes, params={"axis": 1}, name="the last two axes"),
+            Sample(make=_gather_nothing, params={"axis": 1}, name="no index"),
         ),
         grad_inputs=(0,),
         formula="scatter-add g's rows at the flat positions",
@@ -269,37 +299,50 @@ gather_leading = defop(
 )
 
 
-def _index_tensors(x: Tensor, key: Any) -> tuple[Tensor, ...] | None:
-    """The key's Tensors when it is integer Tensors only, on ``x``'s backend and device,
-    one for each of the leading axes: ``x[key]`` is then :func:`gather_leading`, which
-    leaves the index on the device."""
+def _index_tensors(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None:
+    """When ``key`` is integer Tensors on consecutive axes, on ``x``'s backend and
+    device, with nothing else but whole slices (``:``) and one ``...``: the Tensors and
+    the first axis they index. ``x[key]`` is then :func:`gather_axes`, which leaves the
+    index on the device. Any other key: None (getitem's host path)."""
     if isinstance(key, Tensor):
-        keys: tuple[Any, ...] = (key,)
-    elif type(key) is tuple and key and isinstance(key[0], Tensor):
-        keys = key
-    else:  # the usual key (ints, slices) leaves here at once
-        return None
-    if len(keys) > x.ndim:
+        key = (key,)
+    elif type(key) is not tuple or not any(isinstance(k, Tensor) for k in key):
+        return None  # the usual key (ints, slices) leaves here at once
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    if ellipses > 1 or len(key) - ellipses > x.ndim:
         return None
     be = x._backend
-    for k in keys:
-        if not (
-            isinstance(k, Tensor)
-            and k._backend.name == be.name
-            and k.device == x.device
-            and be.xp.isdtype(k.data.dtype, "integral")
-        ):
+    first = last = -1
+    for i, k in enumerate(key):
+        if isinstance(k, Tensor):
+            if not (
+                k._backend.name == be.name
+                and k.device == x.device
+                and be.xp.isdtype(k.data.dtype, "integral")
+            ):
+                return None
+            if first < 0:
+                first = i
+            elif last != i - 1:
+                return None  # index arrays apart: NumPy puts their axes first
+            last = i
+        elif not (k is Ellipsis or (type(k) is slice and k == slice(None))):
             return None
-    return keys
+    axis = sum(x.ndim - (len(key) - 1) if k is Ellipsis else 1 for k in key[:first])
+    return tuple(key[first : last + 1]), axis
 
 
 @tensor_method("__getitem__")
 def _tensor_getitem(self: Tensor, key: Any) -> Tensor:
     """``x[key]``: NumPy's indexing rules on every backend (differentiable). Integer
-    Tensors on the leading axes are gathered on the device; any other key is resolved
-    on the host."""
-    indices = _index_tensors(self, key)
-    out: Tensor = getitem(self, key=key) if indices is None else gather_leading([self, *indices])
+    Tensors on consecutive axes, after whole slices or ``...``, are gathered on the
+    device; any other key is resolved on the host."""
+    found = _index_tensors(self, key)
+    if found is None:
+        out: Tensor = getitem(self, key=key)
+    else:
+        tensors, axis = found
+        out = gather_axes([self, *tensors], axis=axis)
     return out
 
 
@@ -331,12 +374,13 @@ def _check_index_arrays(
     op: str,
     negative: bool = True,
     shape: tuple[int, ...] | None = None,
+    first_axis: int = 0,
 ) -> list[Any]:
     """Integer index arrays, each in range for its axis of size ``n`` (``[-n, n)``, or
     ``[0, n)`` where negative indices are refused), negative ones counted from the end.
     One device-to-host read (a GPU sync) checks them all; PyTorch asserts on the device.
-    ``shape``: the indexed tensor's (``x[rows, cols]``): the error names the axis and is
-    an IndexError too."""
+    ``shape``: the indexed tensor's (``x[rows, cols]``, whose first array indexes axis
+    ``first_axis``): the error names the axis and is an IndexError too."""
     for indices, _ in pairs:
         if not xp.isdtype(indices.dtype, "integral"):
             raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
@@ -347,7 +391,7 @@ def _check_index_arrays(
             # the error's details read more
             d = next(d for d, ok in enumerate(inside) if not bool(ok))
             (a, n), lo = pairs[d], low[d]
-            where = "" if shape is None else f" on axis {d}"
+            where = "" if shape is None else f" on axis {first_axis + d}"
             of = "" if shape is None else f" for a tensor of shape {shape}"
             error = OpError if shape is None else IndexOpError
             raise error(
