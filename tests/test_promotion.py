@@ -34,6 +34,11 @@ TABLE: list[tuple[Any, Any, Callable[[Any, Any], Any], str]] = [
     ("float64", 0.5, lambda a, b: a + b, "float64"),
     ("int64", "float32", lambda a, b: a < b, "bool"),
     ("int64", "float64", lambda a, b: minitorch.where(a > 1, a, b), "float64"),
+    # where's values both numbers: as PyTorch (NumPy would give float64, strict refuses)
+    ("int64", 1.0, lambda a, b: minitorch.where(a > 1, b, 2.0), "default"),
+    ("int64", 1, lambda a, b: minitorch.where(a > 1, b, 2.5), "default"),
+    ("int64", 1, lambda a, b: minitorch.where(a > 1, b, 2), "int64"),
+    ("bool", True, lambda a, b: minitorch.where(a, b, False), "bool"),
 ]
 
 
@@ -54,6 +59,7 @@ def test_one_promotion_table_on_every_backend(case: int, default: str, backend: 
 
     out = op(operand(left), operand(right))
     assert be.dtype_name(out.dtype) == (default if want == "default" else want)
+    assert out.backend is be
 
 
 def test_matmul_of_float32_and_float64_is_float64(backend: Any) -> None:

@@ -208,13 +208,17 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
         if isinstance(a, Tensor) and be.xp.isdtype(a.data.dtype, "real floating"):
             ref_dtype = a.data.dtype
             break
+    # where(c, 1.0, 2.0): the values are numbers, and so become arrays (of the default
+    # float dtype), as in PyTorch; xp.where of two numbers differs between backends
+    values = args if not op.promote else args[op.promote :]
+    value_tensor = first is not None and any(isinstance(a, Tensor) for a in values)
     out: list[Any] = []
     for a in args:
         if isinstance(a, np.generic):
             # NumPy scalars act as Python numbers: `float32 tensor * np.float64(2)` stays
             # float32 (NumPy's NEP 50 would upcast it; strict and JAX refuse them).
             a = a.item()
-        scalar_ok = isinstance(a, bool | int | float) and op.scalars and first is not None
+        scalar_ok = isinstance(a, bool | int | float) and op.scalars and value_tensor
         if isinstance(a, Tensor) or scalar_ok:
             out.append(a)
             continue
@@ -444,6 +448,7 @@ def _public_function(
     scalars = op.scalars
     plain = op.compose is None and op.prepare is None and n > 0
     plain_params = op.defaults if op.defaults else _EMPTY
+    values = op.promote or 0  # where(c, x, y): x and y
 
     def fn(*args: Any, **kwargs: Any) -> Any:
         if plain and not kwargs and len(args) == n:
@@ -453,8 +458,12 @@ def _public_function(
                 if not (t is Tensor or (scalars and (t is float or t is int)) or t in TENSOR_TYPES):
                     break
             else:
-                # Python numbers alone go the slow way (they are made into arrays)
-                if not scalars or type(args[0]) is Tensor or _first_tensor(args) is not None:
+                # Python numbers alone (as values) go the slow way: made into arrays
+                if (
+                    not scalars
+                    or type(args[values]) is Tensor
+                    or _first_tensor(args[values:]) is not None
+                ):
                     return apply(op, args, plain_params)
         return call(op, args, kwargs)
 
