@@ -146,3 +146,88 @@ def test_an_index_tensor_of_another_backend_takes_the_host_path(backend: Any) ->
     x = minitorch.tensor(X)
     y = x[idx]
     np.testing.assert_array_equal(to_host(y.data), X[[1, 3]])
+
+
+M = np.array(
+    [[True, False, True, True, False], [False] * 5, [True] * 5, [False, True] * 2 + [False]]
+)
+
+#: x[mask] = value with one value for every masked place: (mask, value) as NumPy takes them
+MASKED = {
+    "a number": (M, 0.5),
+    "an int into floats": (M, -2),
+    "a 0-d tensor": (M, np.array(1.25)),
+    "a row for every masked place": (M, np.linspace(-1.0, 1.0, 6)),
+    "a leading mask": (M[:, 0], np.array(3.0)),
+    "a leading mask and a row": (M[:, 1], np.linspace(0.0, 1.0, 30).reshape(5, 6)),
+    "the whole tensor": (np.ones((4, 5, 6), bool), np.array(-1.0)),
+}
+
+
+@pytest.mark.parametrize("name", MASKED)
+def test_assigning_through_a_mask_tensor_stays_on_the_device(
+    backend: Any, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """x[mask] = value, with a value the same at every masked place, is where(mask,
+    value, x) on the device (as PyTorch's masked_fill): no host read of the mask, the
+    values and both gradients as NumPy's assignment gives them."""
+    mask, value = MASKED[name]
+    monkeypatch.setattr(indexing, "_host_index", lambda k: pytest.fail("read on the host"))
+    x = minitorch.tensor(X, requires_grad=True)
+    tensor_value = isinstance(value, np.ndarray)
+    v = minitorch.tensor(value, requires_grad=True) if tensor_value else value
+    y = x * 1.0
+    y[minitorch.tensor(mask)] = v
+    want = X.copy()
+    want[mask] = value
+    np.testing.assert_array_equal(to_host(y.data), want)
+    assert y._node is not None and y._node.op.name == "where"
+    g = np.random.default_rng(1).standard_normal(X.shape)
+    (y * minitorch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(
+        to_host(x.grad),
+        np.where(mask.reshape(mask.shape + (1,) * (3 - mask.ndim)), 0.0, g),
+        rtol=0,
+        atol=0,
+    )
+    if tensor_value:
+        want_gv = g[mask].reshape(-1, *value.shape).sum(axis=0)
+        np.testing.assert_allclose(to_host(v.grad), want_gv, rtol=1e-12, atol=1e-12)
+
+
+def test_assigning_through_a_mask_keeps_numpys_rules_where_it_cannot_stay_on_the_device(
+    backend: Any,
+) -> None:
+    """A value with one entry per masked place (its length is the mask's count), or a
+    float into an integer tensor (truncated, as NumPy), takes setitem's host path."""
+    xi = np.arange(20).reshape(4, 5)
+    x = minitorch.tensor(xi)
+    x[minitorch.tensor(M)] = minitorch.tensor(np.arange(10))
+    want = xi.copy()
+    want[M] = np.arange(10)
+    np.testing.assert_array_equal(to_host(x.data), want)
+    if backend.name == "array_api_strict":  # the standard refuses a float into ints
+        with pytest.raises(minitorch.errors.OpError, match=r"setitem .*can only be promoted"):
+            x[minitorch.tensor(M)] = 2.75
+        return
+    x[minitorch.tensor(M)] = 2.75
+    want[M] = 2
+    np.testing.assert_array_equal(to_host(x.data), want)
+    assert "int" in x.backend.dtype_name(x.dtype)
+
+
+def test_a_step_that_assigns_through_a_mask_replays() -> None:
+    def step(x: minitorch.Tensor, m: minitorch.Tensor) -> minitorch.Tensor:
+        y = x * 2.0
+        y[m] = 0.0
+        return y
+
+    x = minitorch.tensor(X[0])
+    replayed = minitorch.capture(step)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        m = rng.random(X[0].shape) > 0.5
+        np.testing.assert_array_equal(
+            to_host(replayed(x, minitorch.tensor(m)).data), np.where(m, 0.0, 2 * X[0])
+        )
+    assert replayed.stats["replays"] == 2

@@ -22,6 +22,7 @@ from ..backend import to_host
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
+from .elementwise import where
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -591,11 +592,51 @@ setitem = defop(
 )
 
 
+def _mask_and_value(x: Tensor, key: Any, value: Any) -> tuple[Tensor, Any] | None:
+    """For ``x[mask] = value`` with a boolean Tensor on ``x``'s backend and device that
+    covers ``x``'s leading axes, and a value that is the same at every masked place (a
+    number of ``x``'s kind, or a Tensor of at most the other axes): the mask, shaped to
+    broadcast with ``x``, and the value as ``x``'s dtype. ``x[mask] = value`` is then
+    ``where(mask, value, x)``, on the device, as PyTorch's masked_fill. Else None."""
+    mask = key[0] if type(key) is tuple and len(key) == 1 else key
+    if not isinstance(mask, Tensor):
+        return None
+    be = x._backend
+    if not (
+        mask._backend.name == be.name
+        and mask.device == x.device
+        and be.xp.isdtype(mask.data.dtype, "bool")
+        and mask.shape == x.shape[: mask.ndim]
+    ):
+        return None
+    rest = x.ndim - mask.ndim
+    if isinstance(value, Tensor):
+        if value._backend.name != be.name or value.device != x.device or value.ndim > rest:
+            return None
+        if value.data.dtype != x.data.dtype:
+            value = value.astype(be.dtype_name(x.data.dtype))
+    elif isinstance(value, bool):
+        if not be.xp.isdtype(x.data.dtype, "bool"):
+            return None
+    elif isinstance(value, int):
+        if not be.xp.isdtype(x.data.dtype, ("integral", "real floating")):
+            return None
+    elif not (isinstance(value, float) and be.xp.isdtype(x.data.dtype, "real floating")):
+        return None
+    return (mask.reshape((*mask.shape, *(1,) * rest)) if rest else mask), value
+
+
 @tensor_method("__setitem__")
 def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value``: in place (bumps the version counter), differentiable in both."""
+    """``x[key] = value``: in place (bumps the version counter), differentiable in both.
+    A boolean Tensor mask with one value for every masked place (``x[mask] = 0.0``)
+    stays on the device (``where``); any other key goes through :func:`setitem`."""
     self._check_inplace("__setitem__")
-    self._rebase(setitem(self, value, key=key), "__setitem__")
+    masked = _mask_and_value(self, key, value)
+    if masked is None:
+        self._rebase(setitem(self, value, key=key), "__setitem__")
+    else:
+        self._rebase(where(masked[0], masked[1], self), "__setitem__")
 
 
 def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:
