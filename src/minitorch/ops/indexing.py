@@ -307,7 +307,7 @@ def _index_tensors(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None
     index on the device. Any other key: None (getitem's host path)."""
     if isinstance(key, Tensor):
         key = (key,)
-    elif type(key) is not tuple or not any(isinstance(k, Tensor) for k in key):
+    elif type(key) is not tuple or Tensor not in map(type, key):
         return None  # the usual key (ints, slices) leaves here at once
     ellipses = sum(1 for k in key if k is Ellipsis)
     if ellipses > 1 or len(key) - ellipses > x.ndim:
