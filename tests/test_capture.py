@@ -512,10 +512,10 @@ def test_a_host_read_in_a_minitorch_function_names_it() -> None:
 
 
 def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_take() -> None:
-    """x[idx], x[rows, cols] and x[:, idx] with integer Tensors gather on the device, so
-    a step that indexes with them replays (their range check is a guard) and trains as
-    eager; an index out of range runs the call eagerly, which raises the eager error
-    before anything is stepped. A Tensor key next to a partial slice (x[idx, 1:]) is
+    """x[idx], x[rows, cols], x[:, idx] and x[idx, 1:] with integer Tensors gather on
+    the device, so a step that indexes with them replays (their range check is a guard)
+    and trains as eager; an index out of range runs the call eagerly, which raises the
+    eager error before anything is stepped. A Tensor key after None (x[None, idx]) is
     still resolved on the host: refused as the user wrote it, naming take (the message
     named minitorch's internal _host_index, or torch's _to_numpy), which, as it says,
     replays."""
@@ -524,7 +524,7 @@ def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_
     cols = minitorch.tensor([0, 1, -1, 0])
 
     def indexed(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
-        return (w[r] ** 2).sum() + w[r, cols].sum() + (w[:, cols] ** 3).sum() + w[r, :].sum()
+        return (w[r] ** 2).sum() + w[r, cols].sum() + (w[:, cols] ** 3).sum() + w[r, 1:].sum()
 
     w, w_eager = (minitorch.tensor(w0, requires_grad=True) for _ in range(2))
     opt, train = _sgd_train(w, lambda r: indexed(w, r))
@@ -540,13 +540,14 @@ def test_indexing_with_integer_tensors_replays_and_a_host_key_is_refused_naming_
     assert step.stats["fallbacks"] == 1
 
     def sliced(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
-        return (w[r, 1:] ** 2).sum()
+        return (w[None, r] ** 2).sum()
 
     def taken(w: minitorch.Tensor, r: minitorch.Tensor) -> minitorch.Tensor:
-        return (minitorch.take(w[:, 1:], r, axis=0) ** 2).sum()
+        return (minitorch.take(w, r, axis=0) ** 2).sum()
 
     opt, train = _sgd_train(w, lambda r: sliced(w, r))
-    said = r"^indexing with a boolean mask, or with a key that mixes Tensors .*x\[idx, 1:3\]"
+    said = r"^indexing with a boolean mask, or with a Tensor key that is not gathered "
+    said += r".*x\[None, idx\]"
     with pytest.raises(CaptureError, match=said + r".* minitorch\.take\("):
         minitorch.capture(train, optimizer=opt)(rows[0])
     opt, train = _sgd_train(w, lambda r: taken(w, r))

@@ -85,10 +85,7 @@ def test_the_index_is_not_read_on_the_host(backend: Any, monkeypatch: pytest.Mon
     """getitem's host path copies the index to the host (a GPU sync and a transfer of
     every position); x[idx] with integer Tensors must not take it."""
 
-    def refuse(k: Any) -> Any:
-        raise AssertionError("the index was read on the host")
-
-    monkeypatch.setattr(indexing, "_host_index", refuse)
+    _refuse_tensor_keys(monkeypatch)
     x = minitorch.tensor(X)
     rows, cols = minitorch.tensor([2, 0]), minitorch.tensor([1, 4])
     np.testing.assert_array_equal(to_host(x[rows, cols].data), X[[2, 0], [1, 4]])
@@ -97,14 +94,71 @@ def test_the_index_is_not_read_on_the_host(backend: Any, monkeypatch: pytest.Mon
         x[rows, :, cols]  # index arrays apart: getitem's host path
 
 
+X4 = np.arange(400, dtype=np.float64).reshape(5, 4, 4, 5) / 9.0
+IDX, JDX = np.array([2, 0, -1]), np.array([[1], [0]])
+
+#: keys with slices and ints around the index Tensors, where NumPy keeps the Tensors'
+#: axes where they stand (Tensors and ints side by side) or puts them first (only ints
+#: before them)
+MIXED = {
+    "an int after": (IDX, 2),
+    "an int before": (2, IDX),
+    "a partial slice after": (IDX, slice(1, 3)),
+    "a negative step before": (slice(None, None, -1), IDX),
+    "an int apart, after": (IDX, slice(None), 2),
+    "ints on both sides": (1, IDX, JDX),
+    "two arrays and an int": (IDX, JDX, 0),
+    "... then an int": (Ellipsis, IDX, 1),
+    "slices on both sides": (slice(0, 2), IDX, JDX, slice(1, 4)),
+    "two ints before": (0, 1, IDX),
+    "an int before, one apart after": (0, IDX, slice(None), 1),
+    "a slice, an int, the array": (slice(1, 2), 0, IDX),
+    "an array, ..., an int": (IDX, Ellipsis, -1),
+}
+
+
+def _on_device(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(minitorch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+def _refuse_tensor_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """getitem's host path reads a Tensor key there: fail instead."""
+    host_index = indexing._host_index
+
+    def refuse(k: Any) -> Any:
+        if isinstance(k, minitorch.Tensor):
+            raise AssertionError("the index was read on the host")
+        return host_index(k)
+
+    monkeypatch.setattr(indexing, "_host_index", refuse)
+
+
+@pytest.mark.parametrize("name", MIXED)
+def test_slices_and_ints_around_index_tensors_index_first_then_gather(
+    backend: Any, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_tensor_keys(monkeypatch)
+    key = MIXED[name]
+    x = minitorch.tensor(X4, requires_grad=True)
+    y = x[_on_device(key)]
+    want = X4[key]
+    assert y.shape == want.shape
+    np.testing.assert_array_equal(to_host(y.data), want)
+    assert y._node is not None and y._node.op.name == "gather_axes"
+    g = np.random.default_rng(3).standard_normal(want.shape)
+    (y * minitorch.tensor(g)).sum().backward()
+    grad = np.zeros_like(X4)
+    np.add.at(grad, key, g)
+    np.testing.assert_allclose(to_host(x.grad), grad, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     "key",
     [
-        lambda t: (t, slice(1, 3)),  # a slice that is not whole
-        lambda t: (slice(None, None, -1), t),
-        lambda t: (t, 2),  # an int after
         lambda t: (None, t),
         lambda t: (t, slice(None), t),  # index arrays apart: NumPy puts their axes first
+        lambda t: (2, slice(None), t),  # ... and so with an int apart, a slice before
+        lambda t: (t, True),
         lambda t: (Ellipsis, t, Ellipsis),
         lambda t: t > 1,  # a mask
         lambda t: (t, t, t, t),  # more index arrays than axes

@@ -390,10 +390,10 @@ _READ_ADVICE = (
 #: module and name), as the user wrote it, and what to do
 _CALLER_READS = {
     "minitorch.ops.indexing._host_index": (
-        "indexing with a boolean mask, or with a key that mixes Tensors with ints, "
-        "partial slices or None (x[mask], x[idx, 1:3])",
-        "Index with integer Tensors on consecutive axes, with only whole slices or ... "
-        "around them (x[idx], x[rows, cols], x[:, idx]), or with "
+        "indexing with a boolean mask, or with a Tensor key that is not gathered on the "
+        "device (x[mask], x[None, idx], x[rows, :, cols])",
+        "Index with integer Tensors side by side, with slices, ints or ... around them "
+        "(x[idx], x[rows, cols], x[:, idx], x[idx, 1:]), or with "
         "minitorch.take(x, idx, axis=...), embedding or take_along_axis, which check the "
         "indices on the device and replay (a mask: where())",
     ),

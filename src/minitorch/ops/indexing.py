@@ -6,9 +6,10 @@ every backend NumPy's rules. *Basic* keys (ints, slices with positive steps, Non
 Ellipsis) run natively. Any other key is resolved on the host: the flat source
 position of every output element is ``arange(n).reshape(shape)[key]``, and the forward
 is one standard ``take`` of those positions. Backward scatter-adds ``g`` into the
-positions, so repeated indices accumulate. Integer Tensors on consecutive axes, with
-only whole slices or ``...`` around them (``x[idx]``, ``x[:, rows, cols]``), skip the
-host: :func:`gather_axes` takes them on the device.
+positions, so repeated indices accumulate. Integer Tensors side by side, with slices,
+ints or ``...`` around them (``x[idx]``, ``x[:, rows, cols]``, ``x[idx, 1:]``), skip the
+host: the rest of the key indexes first, then :func:`gather_axes` takes them on the
+device.
 """
 
 from __future__ import annotations
@@ -300,11 +301,19 @@ gather_axes = defop(
 )
 
 
-def _index_tensors(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None:
-    """When ``key`` is integer Tensors on consecutive axes, on ``x``'s backend and
-    device, with nothing else but whole slices (``:``) and one ``...``: the Tensors and
-    the first axis they index. ``x[key]`` is then :func:`gather_axes`, which leaves the
-    index on the device. Any other key: None (getitem's host path)."""
+#: x[key] on the device: the basic part of the key first (None: nothing to do), then
+#: the index Tensors and the first axis they index in what that left
+_Gather = tuple[tuple[Any, ...] | None, tuple[Tensor, ...], int]
+
+
+def _index_tensors(x: Tensor, key: Any) -> _Gather | None:
+    """How ``x[key]`` gathers on the device, where ``key`` has integer Tensors (of
+    ``x``'s backend and device) on consecutive axes and otherwise only slices, ints and
+    one ``...``: the slices and ints index first (natively: a view), then
+    :func:`gather_axes` takes the Tensors, leaving the index on the device. This is
+    NumPy's result wherever it puts the Tensors' axes where they stand (the Tensors and
+    ints side by side) or first (only ints before the Tensors). Any other key: None
+    (getitem's host path)."""
     if isinstance(key, Tensor):
         key = (key,)
     elif type(key) is not tuple or Tensor not in map(type, key):
@@ -314,6 +323,8 @@ def _index_tensors(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None
         return None
     be = x._backend
     first = last = -1
+    ints: list[int] = []
+    whole = True  # every other entry is : or ...
     for i, k in enumerate(key):
         if isinstance(k, Tensor):
             if not (
@@ -327,23 +338,36 @@ def _index_tensors(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None
             elif last != i - 1:
                 return None  # index arrays apart: NumPy puts their axes first
             last = i
-        elif not (k is Ellipsis or (type(k) is slice and k == slice(None))):
-            return None
-    axis = sum(x.ndim - (len(key) - 1) if k is Ellipsis else 1 for k in key[:first])
-    return tuple(key[first : last + 1]), axis
+        elif type(k) is int:
+            ints.append(i)
+            whole = False
+        elif type(k) is slice:
+            whole = whole and k == slice(None)
+        elif k is not Ellipsis:
+            return None  # None, a bool, a list, an array: NumPy's rules on the host
+    # NumPy keeps the Tensors' axes where they stand when the Tensors and ints form one
+    # run; else it puts them first, as here only where nothing but ints comes before
+    group = sorted([*ints, *range(first, last + 1)])
+    if group[-1] - group[0] != len(group) - 1 and any(type(k) is not int for k in key[:first]):
+        return None
+    axes = x.ndim - (len(key) - 1)  # of the ...
+    axis = sum(axes if k is Ellipsis else type(k) is not int for k in key[:first])
+    basic = None if whole else tuple(slice(None) if isinstance(k, Tensor) else k for k in key)
+    return basic, tuple(key[first : last + 1]), axis
 
 
 @tensor_method("__getitem__")
 def _tensor_getitem(self: Tensor, key: Any) -> Tensor:
     """``x[key]``: NumPy's indexing rules on every backend (differentiable). Integer
-    Tensors on consecutive axes, after whole slices or ``...``, are gathered on the
-    device; any other key is resolved on the host."""
+    Tensors on consecutive axes, with slices, ints or ``...`` around them, are gathered
+    on the device; any other key (a mask) is resolved on the host."""
     found = _index_tensors(self, key)
     if found is None:
         out: Tensor = getitem(self, key=key)
     else:
-        tensors, axis = found
-        out = gather_axes([self, *tensors], axis=axis)
+        basic, tensors, axis = found
+        x = self if basic is None else getitem(self, key=basic)
+        out = gather_axes([x, *tensors], axis=axis)
     return out
 
 
