@@ -198,6 +198,45 @@ def test_scatter_add_with_uint8_indices_into_more_than_256_rows(backend: Any, im
     np.testing.assert_array_equal(_host(backend, out), want)
 
 
+# ------------------------------------------------------------------ put_rows
+
+
+@pytest.mark.parametrize("impl", ["backend", "fallback"])
+def test_put_rows_sets_rows_in_a_copy(backend: Any, impl: str) -> None:
+    """A copy of x with the rows at index set: to rows of values, to a number, with no
+    row; x itself unchanged; dtype and device kept."""
+    xp = backend.xp
+    fn = xp.put_rows if impl == "backend" else (lambda x, i, v: _fallback.put_rows(xp, x, i, v))
+    x0 = np.arange(12.0).reshape(4, 3)
+    x = _arr(backend, x0)
+    index = _arr(backend, np.array([3, 0], dtype=np.int64))
+    out = fn(x, index, _arr(backend, -np.ones((2, 3))))
+    want = x0.copy()
+    want[[3, 0]] = -1.0
+    np.testing.assert_array_equal(_host(backend, out), want)
+    assert out.dtype == backend.dtypes["float64"]
+    assert str(out.device) == str(backend.device)
+    np.testing.assert_array_equal(_host(backend, x), x0)
+    want[[3, 0]] = 2.5
+    np.testing.assert_array_equal(_host(backend, fn(x, index, 2.5)), want)
+    flags = _arr(backend, np.ones((4, 1), bool))
+    np.testing.assert_array_equal(
+        _host(backend, fn(flags, index, False)), [[False], [True], [True], [False]]
+    )
+    nothing = _arr(backend, np.zeros(0, dtype=np.int64))
+    np.testing.assert_array_equal(_host(backend, fn(x, nothing, 1.0)), x0)
+
+
+def test_put_rows_fallback_lands_the_last_value_of_a_repeated_index(backend: Any) -> None:
+    """NumPy's rule (the libraries' own put_rows choose themselves, as in PyTorch)."""
+    xp = backend.xp
+    x = _arr(backend, np.zeros((4, 2)))
+    index = _arr(backend, np.array([1, 3, 1], dtype=np.int64))
+    values = _arr(backend, np.array([[5.0, 5.0], [6.0, 6.0], [7.0, 7.0]]))
+    out = _fallback.put_rows(xp, x, index, values)
+    np.testing.assert_array_equal(_host(backend, out), [[0, 0], [7, 7], [0, 0], [6, 6]])
+
+
 # ------------------------------------------------------------------ erf
 
 

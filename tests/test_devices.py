@@ -512,6 +512,37 @@ def test_cupy_scatter_add_runs_its_kernel_in_the_devices_scope() -> None:
     assert inside == [True]
 
 
+def test_cupy_put_rows_copies_and_writes_in_the_devices_scope() -> None:
+    """CuPy copies and writes on the current device: it must be x's one (NumPy arrays
+    stand in for CuPy's, a device object for a cupy.cuda.Device)."""
+    seen: list[Any] = []
+
+    class _Array(np.ndarray):
+        device = "gpu1"
+
+        def copy(self, order: Any = "C") -> Any:
+            seen.append(("copy", active[0]))
+            return np.ndarray.copy(self).view(_Array)
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            seen.append(("write", active[0]))
+            np.ndarray.__setitem__(self, key, value)
+
+    active: list[Any] = [None]
+
+    @contextlib.contextmanager
+    def scope(device: Any) -> Iterator[None]:
+        active[0] = device
+        yield
+        active[0] = None
+
+    x = np.zeros((3, 2)).view(_Array)
+    out = _cupy.put_rows_with(scope)(x, np.array([2, 0]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(out, [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]])
+    np.testing.assert_array_equal(x, np.zeros((3, 2)))
+    assert seen == [("copy", "gpu1"), ("write", "gpu1")]
+
+
 def test_cupy_creation_functions_run_in_the_devices_scope() -> None:
     scope, entered = _scope()
     fns = _cupy.native_functions(np, compat_numpy, scope)

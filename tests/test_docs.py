@@ -110,7 +110,8 @@ TABLE_START, TABLE_END = "<!-- namespace-table -->", "<!-- /namespace-table -->"
 NOT_OPS = {
     "any order": (
         "broadcast_arrays conj cumulative_prod cumulative_sum diff log10 log2 logaddexp "
-        "meshgrid moveaxis positive prod real reciprocal repeat roll square take_along_axis "
+        "meshgrid moveaxis positive prod put_rows real reciprocal repeat roll square "
+        "take_along_axis "
         "tensordot tile unstack vecdot zeros_with"
     ),
     "zero": "sort",

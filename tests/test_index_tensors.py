@@ -285,3 +285,76 @@ def test_a_step_that_assigns_through_a_mask_replays() -> None:
             to_host(replayed(x, minitorch.tensor(m)).data), np.where(m, 0.0, 2 * X[0])
         )
     assert replayed.stats["replays"] == 2
+
+
+#: x[key] = value with index Tensors (no index repeats): key, and the value's shape
+#: (None: a Python number)
+PUTS = {
+    "rows, a number": ((np.array([3, 0, -2]),), None),
+    "rows, one row for all": ((np.array([3, 0, -2]),), (6,)),
+    "rows, the selection": ((np.array([[1], [-1]]),), (2, 1, 5, 6)),
+    "two axes": ((np.array([0, 3, 1]), np.array([4, -5, 2])), (3, 6)),
+    "after a slice": ((S, np.array([4, 0])), (4, 2, 6)),
+    "after ...": ((Ellipsis, np.array([[5], [0]])), (2, 1)),
+    "a slice after": ((np.array([2, 1]), S), None),
+}
+
+
+@pytest.mark.parametrize("name", PUTS)
+def test_assigning_through_index_tensors_stays_on_the_device(
+    backend: Any, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """x[idx] = v with integer Tensors (side by side, only : and ... around them) is one
+    setitem_axes on the device, on every backend (array-api-strict refused it): the
+    values as NumPy's assignment, the gradients as PyTorch's (g with zeros where x was
+    overwritten; the value: g there, summed where it was broadcast), the index never
+    read on the host, the arrays saved before left as they were."""
+    _refuse_tensor_keys(monkeypatch)
+    key, vshape = PUTS[name]
+    rng = np.random.default_rng(4)
+    value = 0.5 if vshape is None else rng.standard_normal(vshape)
+    x = minitorch.tensor(X, requires_grad=True)
+    v = value if vshape is None else minitorch.tensor(value, requires_grad=True)
+    y = x * 1.0
+    before = y.data
+    y[_on_device(key)] = v
+    want = X.copy()
+    want[key] = value
+    np.testing.assert_array_equal(to_host(y.data), want)
+    np.testing.assert_array_equal(to_host(before), X)  # a new array, not written into
+    assert y._node is not None and y._node.op.name == "setitem_axes"
+    g = rng.standard_normal(X.shape)
+    (y * minitorch.tensor(g)).sum().backward()
+    gx = g.copy()
+    gx[key] = 0.0
+    np.testing.assert_allclose(to_host(x.grad), gx, rtol=0, atol=0)
+    if vshape is not None:
+        selected = g[key]
+        lead = selected.ndim - len(vshape)
+        gv = selected.sum(axis=tuple(range(lead)))
+        gv = gv.sum(axis=tuple(i for i, n in enumerate(vshape) if n == 1), keepdims=True)
+        np.testing.assert_allclose(to_host(v.grad), gv, rtol=1e-12, atol=1e-12)
+
+
+def test_a_value_that_does_not_fit_the_selection_names_both_shapes(backend: Any) -> None:
+    x = minitorch.tensor(X)
+    with pytest.raises(IndexError, match=r"value of shape \(4,\) .*shape \(2, 5, 6\) of x\[key\]"):
+        x[minitorch.tensor([0, 1])] = minitorch.tensor(np.ones(4))
+    with pytest.raises(IndexError, match=r"setitem_axes .*axis 0 is out of range \[-4, 4\)"):
+        x[minitorch.tensor([0, 4])] = 1.0
+
+
+def test_a_step_that_assigns_through_index_tensors_replays() -> None:
+    def step(x: minitorch.Tensor, i: minitorch.Tensor) -> minitorch.Tensor:
+        y = x * 2.0
+        y[:, i] = x[:, i] ** 2
+        return y
+
+    x = minitorch.tensor(X[0])
+    replayed = minitorch.capture(step)
+    for cols in ([0, 4], [2, -1], [1, 3]):
+        want = 2 * X[0]
+        want[:, cols] = X[0][:, cols] ** 2
+        out = replayed(x, minitorch.tensor(cols))
+        np.testing.assert_allclose(to_host(out.data), want, rtol=1e-15)
+    assert replayed.stats["replays"] == 2

@@ -37,6 +37,10 @@ CASES: dict[str, tuple[Any, Any]] = {
         lambda xp, x, y: xp.setitem(x, (0, 1), 9.0),
         np.where([[0, 1, 0], [0, 0, 0]], 9.0, X),
     ),
+    "put_rows": (
+        lambda xp, x, y: xp.put_rows(x, xp.asarray(np.array([1])), y[:1]),
+        np.stack([X[0], Y[0]]),
+    ),
     "zeros_with": (
         lambda xp, x, y: xp.zeros_with((3, 2, 3), 1, x),
         np.stack([np.zeros((2, 3)), X, np.zeros((2, 3))]),
@@ -277,3 +281,18 @@ def test_roll_and_int_repeat_read_nothing_on_the_host(
         monkeypatch.undo()
         with pytest.raises(minitorch.OpError, match="repeat: repeats must be"):
             xp.repeat(x, bad, axis=0)
+
+
+def test_put_rows_is_differentiable_to_the_second_order(backend: Any) -> None:
+    """The VJP of ``x[idx] = v`` calls ``put_rows``; under ``create_graph`` that is the
+    namespace's, on graph Tensors, so the gradient has its own gradient."""
+    xp = namespace(backend)
+    x = minitorch.tensor(X, requires_grad=True)
+    v = minitorch.tensor(Y[:1], requires_grad=True)
+    out = xp.put_rows(x * x, xp.asarray(np.array([1])), v * v)
+    (gx, gv) = minitorch.autograd.grad((out * out).sum(), [x, v], create_graph=True)
+    # d/dx of sum(out^2) = 4 x^3 on the rows kept, 0 on the row set; for v: 4 v^3
+    np.testing.assert_allclose(gx.numpy(), np.stack([4 * X[0] ** 3, 0 * X[1]]), rtol=1e-12)
+    np.testing.assert_allclose(gv.numpy(), 4 * Y[:1] ** 3, rtol=1e-12)
+    (ggx,) = minitorch.autograd.grad(gx.sum(), [x])
+    np.testing.assert_allclose(ggx.numpy(), np.stack([12 * X[0] ** 2, 0 * X[1]]), rtol=1e-12)

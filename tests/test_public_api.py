@@ -135,6 +135,7 @@ BUILDING_BLOCKS = {
     "svd_u": "minitorch.linalg.svd",
     "svd_vh": "minitorch.linalg.svd",
     "gather_axes": "x[idx]",
+    "setitem_axes": "x[idx] = v",
 }
 
 
@@ -146,7 +147,7 @@ def test_building_blocks_are_ops_but_not_public_names() -> None:
         assert op.builtin and op.exported_names == () and op.facts.ref is not None
         assert name not in minitorch.__all__ and not hasattr(minitorch, name), name
         assert not hasattr(minitorch.Tensor, name) and name not in BOUND, name
-        family = "indexing" if name == "gather_axes" else "decomp"
+        family = "indexing" if name in ("gather_axes", "setitem_axes") else "decomp"
         assert op.fn is not None and op.fn.__module__ == f"minitorch.ops.{family}"
     table = (dev.ROOT / "docs" / "ops.md").read_text()
     assert "| `svd_u` | decomp |" in table

@@ -932,6 +932,15 @@ class Namespace:
         out: Tensor = call(REGISTRY["scatter_add"], (values, index), {"n": n}, self.backend)
         return out
 
+    def put_rows(self, x: Any, index: Any, values: Any) -> Tensor:
+        """The backend contract's ``put_rows(x, index, values)``: a copy of ``x`` with its
+        rows at ``index`` set to ``values`` (rows, or a number), differentiable in both."""
+        if not isinstance(x, Tensor):
+            x = self._const(x)
+        args = [x, values, index]
+        out: Tensor = call(REGISTRY["setitem_axes"], (args,), {}, self.backend)
+        return out
+
     def all_in_range(self, x: Any, low: int, high: int) -> Any:
         """The backend contract's ``all_in_range(x, low, high)``: whether every element of
         the integer ``x`` lies in ``[low, high)``, a 0-d boolean (no gradient)."""

@@ -66,7 +66,9 @@ class Backend:
         ``numpy``, ``torch``, ``array_api_strict``, ``jax`` or ``cupy``.
     xp : namespace
         The Array API namespace, extended with ``erf(x)``,
-        ``scatter_add(n, index, values)``, ``all_in_range(x, low, high)`` (a 0-d
+        ``scatter_add(n, index, values)``, ``put_rows(x, index, values)`` (a copy of
+        ``x`` with the rows at ``index`` set; a repeated index: the library's choice of
+        its rows, NumPy's the last), ``all_in_range(x, low, high)`` (a 0-d
         boolean: the check of an index's or a class target's range), ``setitem``,
         ``zeros_with`` and the VJP
         kernels (``relu_backward(g, out)``, ``tanh_backward``, ``sigmoid_backward``,
@@ -260,6 +262,7 @@ def make_backend(
     mutable: bool = True,
     erf: Callable[[Array], Array] | None = None,
     scatter_add: Callable[[int, Array, Array], Array] | None = None,
+    put_rows: Callable[[Array, Array, Any], Array] | None = None,
     all_in_range: Callable[[Array, int, int], Array] | None = None,
     to_numpy: Callable[[Array], np.ndarray] = _fallback.to_numpy,
     from_numpy: Callable[[np.ndarray, Any, Any], Array] | None = None,
@@ -294,6 +297,9 @@ def make_backend(
     def _scatter_add(n: int, index: Array, values: Array) -> Array:
         return _fallback.scatter_add(xp, n, index, values)
 
+    def _put_rows(x: Array, index: Array, values: Any) -> Array:
+        return _fallback.put_rows(xp, x, index, values)
+
     def _all_in_range(x: Array, low: int, high: int) -> Array:
         return _fallback.all_in_range(xp, x, low, high)
 
@@ -316,6 +322,7 @@ def make_backend(
         xp_module,
         erf=erf or _erf,
         scatter_add=scatter_add or _scatter_add,
+        put_rows=put_rows or _put_rows,
         all_in_range=all_in_range or _all_in_range,
         setitem=setitem,
         zeros_with=_zeros_with,

@@ -94,6 +94,19 @@ def scatter_add_with(lib: Any, scope: Scope) -> Callable[[int, Any, Any], Any]:
     return scatter_add
 
 
+def put_rows_with(scope: Scope) -> Callable[[Any, Any, Any], Any]:
+    """A copy of ``x`` with its rows at ``index`` set to ``values`` (a repeated index:
+    CuPy's choice), made and written on the device of ``x``."""
+
+    def put_rows(x: Any, index: Any, values: Any) -> Any:
+        with scope(x.device):
+            out = x.copy()
+            out[index] = values
+            return out
+
+    return put_rows
+
+
 def on_device(fn: Callable[..., Any], scope: Scope, like: bool = False) -> Callable[..., Any]:
     """``fn(*args, **kwargs)`` made inside ``scope(device)`` for ``device=`` (``fn``
     itself takes no ``device``); without it, ``like`` functions make their array on the
@@ -487,6 +500,7 @@ def load() -> Backend:
         device=cupy.cuda.Device(cupy.cuda.runtime.getDevice()),
         erf=cupyx.scipy.special.erf,
         scatter_add=scatter_add_with(cupy, scope),
+        put_rows=put_rows_with(scope),
         all_in_range=all_in_range_with(compat, cupy.ReductionKernel),
         to_numpy=lambda x: cupy.asnumpy(x),
         from_numpy=from_numpy,

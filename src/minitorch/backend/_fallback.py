@@ -119,6 +119,26 @@ def scatter_add(xp: Any, n: int, index: Array, values: Array) -> Array:
     return xp.reshape(out, (n, *rest))
 
 
+def put_rows(xp: Any, x: Array, index: Array, values: Any) -> Array:
+    """A copy of ``x`` (``(n, *rest)``) with its rows at ``index`` (1-D integers in
+    ``[0, n)``) set to the rows of ``values`` (``(m, *rest)``, or a Python number for
+    all); where an index repeats, the last of its rows lands (NumPy's rule). The
+    standard has no assignment through an integer array: this compares every index
+    with every row, O(m * n) memory, as :func:`scatter_add`."""
+    n, m = x.shape[0], index.shape[0]
+    slots = xp.arange(n, dtype=xp.result_type(index.dtype, xp.int32), device=index.device)
+    order = xp.arange(m, dtype=slots.dtype, device=index.device)
+    hit = xp.expand_dims(index, axis=1) == slots  # (m, n)
+    last = xp.max(xp.where(hit, xp.expand_dims(order, axis=1), -1), axis=0) if m else None
+    if last is None:
+        return xp.asarray(x, copy=True)
+    written = xp.reshape(last >= 0, (n, *(1,) * (x.ndim - 1)))
+    if not hasattr(values, "shape"):
+        return xp.where(written, xp.asarray(values, dtype=x.dtype, device=x.device), x)
+    rows = xp.take(values, xp.where(last >= 0, last, 0), axis=0)
+    return xp.where(written, rows, x)
+
+
 def setitem(xp: Any, x: Array, key: Any, value: Array) -> Array:
     """Return a copy of ``x`` with ``x[key] = value`` (the input is not modified)."""
     out = xp.asarray(x, copy=True)

@@ -24,6 +24,10 @@ def _scatter_add(n: int, index: Any, values: Any) -> Any:
     return jnp.zeros((n, *values.shape[1:]), dtype=values.dtype).at[index].add(values)
 
 
+def _put_rows(x: Any, index: Any, values: Any) -> Any:
+    return x.at[index].set(values)
+
+
 def _setitem(x: Any, key: Any, value: Any) -> Any:
     return x.at[key].set(value)
 
@@ -73,6 +77,7 @@ def load() -> Backend:
         mutable=False,
         erf=jax.scipy.special.erf,
         scatter_add=_scatter_add,
+        put_rows=_put_rows,
         to_numpy=lambda x: np.asarray(x),
         from_numpy=_from_numpy,
         setitem=_setitem,

@@ -13,6 +13,13 @@ import numpy as np
 from . import Backend, make_backend
 
 
+def _put_rows(x: Any, index: Any, values: Any) -> Any:
+    """A copy of ``x`` with its rows at ``index`` set (a repeated index: the last)."""
+    out = x.copy()
+    out[index] = values
+    return out
+
+
 def _scatter_add(n: int, index: Any, values: Any) -> Any:
     """Rows of ``values`` summed into ``n`` slots, by ``np.add.at`` over the flat
     positions of their elements: NumPy 2's one-dimensional ``add.at`` is its fast path,
@@ -165,6 +172,7 @@ def load() -> Backend:
         device="cpu",
         erf=erf,
         scatter_add=_scatter_add,
+        put_rows=_put_rows,
         to_numpy=np.asarray,
         from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
         parse_device=_parse_device,

@@ -28,6 +28,14 @@ def _scatter_add(n: int, index: Any, values: Any) -> Any:
     return out.index_add_(0, index, values)
 
 
+def _put_rows(x: Any, index: Any, values: Any) -> Any:
+    """A copy of ``x`` with its rows at ``index`` set (a repeated index: torch's choice,
+    not deterministic on CUDA, as in PyTorch)."""
+    out = x.clone()
+    out[index] = values
+    return out
+
+
 def _from_numpy(a: np.ndarray, dtype: Any, device: Any) -> Any:
     # torch.from_dlpack on a negatively strided NumPy array aborts the process:
     # always hand torch a contiguous copy.
@@ -257,6 +265,7 @@ def load() -> Backend:
         device=torch.device("cpu"),
         erf=torch.special.erf,
         scatter_add=_scatter_add,
+        put_rows=_put_rows,
         to_numpy=_to_numpy,
         from_numpy=_from_numpy,
         setitem=_setitem,

@@ -209,31 +209,17 @@ def _gather_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any, 
         raise IndexOpError(
             f"{_GATHER}: {k} index arrays from axis {axis} for a tensor of shape {shape}"
         )
-    shapes = [tuple(i.shape) for i in indices]
-    try:
-        bshape = tuple(np.broadcast_shapes(*shapes))
-    except ValueError as exc:
-        raise IndexOpError(
-            f"{_GATHER}: the index arrays' shapes {shapes} do not broadcast together: {exc}"
-        ) from exc
+    bshape = _broadcast_indices(indices, _GATHER)
     pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
     broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
     pairs = list(zip(broadcast, lead, strict=True))
     idx = _check_index_arrays(xp, pairs, _GATHER, shape=shape, first_axis=axis)
-    flat = None
-    stride = 1
-    for a, n in zip(reversed(idx), reversed(lead), strict=True):
-        term = xp.astype(a, xp.int64, copy=False)
-        term = term * stride if stride != 1 else term
-        flat = term if flat is None else flat + term
-        stride *= n
-    assert flat is not None
-    flat = xp.reshape(flat, (-1,))
+    flat = _flat_rows(xp, idx, lead)
     if axis == 0:
-        out = xp.take(xp.reshape(x, (math.prod(lead), *rest)), flat, axis=0)
+        out = xp.take(_reshaped(xp, x, (math.prod(lead), *rest)), flat, axis=0)
     else:
         out = xp.take(xp.reshape(x, (math.prod(pre), math.prod(lead), *rest)), flat, axis=1)
-    return xp.reshape(out, (*pre, *bshape, *rest)), (shape, k, flat)
+    return _reshaped(xp, out, (*pre, *bshape, *rest)), (shape, k, flat)
 
 
 def _gather_axes_vjp(
@@ -243,13 +229,12 @@ def _gather_axes_vjp(
     pre, n, rest = shape[:axis], math.prod(shape[axis : axis + k]), shape[axis + k :]
     m = flat.shape[0]
     if axis == 0:
-        summed = xp.scatter_add(n, flat, xp.reshape(g, (m, *rest)))
-    else:  # the rows of x viewed as (prod(pre) * n, *rest): row p * n + flat[j]
+        summed = xp.scatter_add(n, flat, _reshaped(xp, g, (m, *rest)))
+    else:  # the rows of x viewed as (prod(pre) * n, *rest)
         p = math.prod(pre)
-        starts = xp.arange(0, p * n, n, dtype=flat.dtype, device=flat.device)
-        pos = xp.reshape(xp.reshape(starts, (p, 1)) + flat, (p * m,))
+        pos = _row_positions(xp, flat, p, n)
         summed = xp.scatter_add(p * n, pos, xp.reshape(g, (p * m, *rest)))
-    return (xp.reshape(summed, shape), *(None,) * k)
+    return (_reshaped(xp, summed, shape), *(None,) * k)
 
 
 def _gather_rows(rng: Any) -> tuple[Any, ...]:
@@ -586,8 +571,9 @@ def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
         if x.backend.name == "array_api_strict" and not mask:
             raise OpError(
                 "setitem: array_api_strict supports only basic keys (ints, slices, None, "
-                "...) or one boolean mask in assignments; build the result with where() "
-                "or concat() instead"
+                "...), one boolean mask, or integer Tensors side by side with only : and "
+                "... around them (x[idx] = v, x[:, idx] = v) in assignments; build the "
+                "result with where() or concat() instead"
             )
         k = tuple(
             x.backend.xp.asarray(e, device=x.device) if isinstance(e, np.ndarray) else e for e in k
@@ -650,17 +636,173 @@ def _mask_and_value(x: Tensor, key: Any, value: Any) -> tuple[Tensor, Any] | Non
     return (mask.reshape((*mask.shape, *(1,) * rest)) if rest else mask), value
 
 
+#: how the errors of x[idx] = v with integer Tensors name the op
+_PUT = "setitem_axes (x[...] = v with integer Tensors)"
+
+
+def _setitem_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """A copy of ``x`` with ``x[..., i0, i1, ...] = value``: integer index arrays on the
+    consecutive axes from ``axis`` on, by NumPy's rules (they broadcast together; a
+    negative index counts from the end; ``value`` broadcasts to what ``x[key]`` would
+    be). One ``put_rows`` on the device, of ``x`` viewed as rows: ``(prod(axes before
+    and indexed), *axes after)``. Where an index repeats, which of its values lands is
+    the library's choice (NumPy: the last), as in PyTorch.
+
+    ``arrays``: ``x``, ``value`` (an array or a Python number), then the index arrays."""
+    x, value, *indices = arrays
+    shape = tuple(x.shape)
+    k = len(indices)
+    if not (k >= 1 and axis >= 0 and axis + k <= len(shape)):
+        raise IndexOpError(
+            f"{_PUT}: {k} index arrays from axis {axis} for a tensor of shape {shape}"
+        )
+    bshape = _broadcast_indices(indices, _PUT)
+    pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
+    broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
+    pairs = list(zip(broadcast, lead, strict=True))
+    idx = _check_index_arrays(xp, pairs, _PUT, shape=shape, first_axis=axis)
+    pos = _row_positions(xp, _flat_rows(xp, idx, lead), math.prod(pre), math.prod(lead))
+    selected = (*pre, *bshape, *rest)
+    if hasattr(value, "shape"):
+        if value.dtype != x.dtype:
+            value = xp.astype(value, x.dtype)
+        if tuple(value.shape) != selected:
+            try:
+                value = xp.broadcast_to(value, selected)
+            except (ValueError, RuntimeError, TypeError) as exc:
+                raise IndexOpError(
+                    f"{_PUT}: a value of shape {tuple(value.shape)} does not broadcast to "
+                    f"the shape {selected} of x[key] (x of shape {shape})"
+                ) from exc
+        value = _reshaped(xp, value, (pos.shape[0], *rest))
+    rows = _reshaped(xp, x, (math.prod(shape[: axis + k]), *rest))
+    return _reshaped(xp, xp.put_rows(rows, pos, value), shape), (shape, pos, selected)
+
+
+def _setitem_axes_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
+) -> tuple[Any, ...]:
+    shape, pos, selected = saved
+    end = axis + len(needs) - 2  # after the indexed axes
+    rows = _reshaped(xp, g, (math.prod(shape[:end]), *shape[end:]))
+    gx = _reshaped(xp, xp.put_rows(rows, pos, 0.0), shape) if needs[0] else None
+    gv = _reshaped(xp, xp.take(rows, pos, axis=0), selected) if needs[1] else None
+    return (gx, gv, *(None,) * (len(needs) - 2))
+
+
+def _reshaped(xp: Any, a: Any, shape: tuple[int, ...]) -> Any:
+    """``a`` in ``shape``: itself where it has it (NumPy's reshape would give a view,
+    which a leaf's ``.grad`` then copies)."""
+    return a if tuple(a.shape) == shape else xp.reshape(a, shape)
+
+
+def _broadcast_indices(indices: list[Any], op: str) -> tuple[int, ...]:
+    """The shape the index arrays broadcast to, or an IndexError naming theirs."""
+    if len(indices) == 1:
+        return tuple(indices[0].shape)
+    shapes = [tuple(i.shape) for i in indices]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError as exc:
+        raise IndexOpError(
+            f"{op}: the index arrays' shapes {shapes} do not broadcast together: {exc}"
+        ) from exc
+
+
+def _row_positions(xp: Any, flat: Any, p: int, n: int) -> Any:
+    """The rows ``p * n + flat[j]`` of a tensor viewed as ``(p * n, ...)``, for each
+    of the ``p`` blocks of ``n`` rows (``flat`` itself where ``p`` is 1)."""
+    if p == 1:
+        return flat
+    starts = xp.arange(0, p * n, n, dtype=flat.dtype, device=flat.device)
+    return xp.reshape(xp.reshape(starts, (p, 1)) + flat, (p * flat.shape[0],))
+
+
+def _flat_rows(xp: Any, idx: list[Any], lead: tuple[int, ...]) -> Any:
+    """The 1-D row positions in ``lead``'s axes taken as one (C order) of index arrays of
+    one shape, each in range ``[0, n)`` for its axis."""
+    flat = None
+    stride = 1
+    for a, n in zip(reversed(idx), reversed(lead), strict=True):
+        term = xp.astype(a, xp.int64, copy=False)
+        term = term * stride if stride != 1 else term
+        flat = term if flat is None else flat + term
+        stride *= n
+    assert flat is not None
+    return xp.reshape(flat, (-1,))
+
+
+def _put_rows(rng: Any) -> tuple[Any, ...]:
+    """Rows, one value for all (a repeated index would count its row's gradient twice
+    for the value, as in PyTorch, where finite differences count it once)."""
+    return rng.uniform(-2, 2, (5, 3)), rng.uniform(-2, 2, (3,)), np.array([0, 4, -2, 2])
+
+
+def _put_middle(rng: Any) -> tuple[Any, ...]:
+    """x[:, rows, cols] = value of the selection's shape."""
+    x = rng.uniform(-2, 2, (2, 4, 5, 3))
+    return x, rng.uniform(-2, 2, (2, 2, 2, 3)), np.array([[0, 3], [-2, 1]]), np.array([1, -1])
+
+
+def _put_nothing(rng: Any) -> tuple[Any, ...]:
+    """No index: x unchanged, a zero gradient for the value."""
+    return rng.uniform(-2, 2, (4, 3)), rng.uniform(-2, 2, (3,)), np.zeros(0, np.int64)
+
+
+def _torch_put(torch: Any, x: Any, value: Any, *idx: Any, axis: int = 0) -> Any:
+    out = x.clone()
+    out[(slice(None),) * axis + tuple(idx)] = value
+    return out
+
+
+setitem_axes = defop(
+    "setitem_axes",
+    _setitem_axes,
+    _setitem_axes_vjp,
+    nin=-1,
+    scalars=True,
+    public="x[idx] = v",
+    facts=Facts(
+        ref=_torch_put,
+        samples=(
+            Sample(make=_put_rows, name="rows"),
+            Sample(make=_put_middle, params={"axis": 1}, name="two middle axes"),
+            Sample(make=_put_nothing, name="no index"),
+        ),
+        grad_inputs=(0, 1),
+        formula="g with zeros at the rows, g's rows",
+    ),
+)
+
+
+def _index_put(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None:
+    """``x[key] = value`` on the device: the index Tensors and their first axis, where
+    the key is integer Tensors side by side with only ``:`` and ``...`` around them (as
+    :func:`gather_axes` takes). Else None."""
+    found = _index_tensors(x, key)
+    if found is None or found[0] is not None:
+        return None
+    return found[1], found[2]
+
+
 @tensor_method("__setitem__")
 def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: in place (bumps the version counter), differentiable in both.
-    A boolean Tensor mask with one value for every masked place (``x[mask] = 0.0``)
-    stays on the device (``where``); any other key goes through :func:`setitem`."""
+    On the device: a boolean Tensor mask with one value for every masked place
+    (``x[mask] = 0.0``: ``where``), and integer Tensors side by side with only ``:`` or
+    ``...`` around them (``x[idx] = v``, ``x[:, idx] = v``: :func:`setitem_axes`); any
+    other key goes through :func:`setitem`."""
     self._check_inplace("__setitem__")
     masked = _mask_and_value(self, key, value)
-    if masked is None:
+    if masked is not None:
+        self._rebase(where(masked[0], masked[1], self), "__setitem__")
+        return
+    put = _index_put(self, key)
+    if put is None:
         self._rebase(setitem(self, value, key=key), "__setitem__")
     else:
-        self._rebase(where(masked[0], masked[1], self), "__setitem__")
+        indices, axis = put
+        self._rebase(setitem_axes([self, value, *indices], axis=axis), "__setitem__")
 
 
 def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:
