@@ -93,7 +93,7 @@ class IndexOpError(OpError, IndexError):
     an IndexError, as the Array API standard asks (``x[mask]`` of a wrong shape)."""
 
 
-def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
+def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...], op: str = "getitem") -> np.ndarray:
     """For each element of ``x[key]``, its flat position in ``x`` (NumPy semantics).
 
     The position is ``sum(coordinate_d * stride_d)``; each axis's coordinates are
@@ -117,7 +117,7 @@ def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...]) -> np.ndarray:
         return pos
     except IndexError as exc:
         raise IndexOpError(
-            f"getitem: index {key!r} is invalid for a tensor of shape {shape}: {exc}"
+            f"{op}: index {key!r} is invalid for a tensor of shape {shape}: {exc}"
         ) from exc
 
 
@@ -503,12 +503,31 @@ embedding = defop(
 )
 
 
-def _setitem(xp: Any, x: Any, value: Any, key: Any = None) -> tuple[Any, tuple[Any, ...]]:
-    """A copy of ``x`` with ``x[key] = value`` (what ``Tensor.__setitem__`` records)."""
+def _setitem(
+    xp: Any, x: Any, value: Any, key: Any = None, basic: bool = True
+) -> tuple[Any, tuple[Any, ...]]:
+    """A copy of ``x`` with ``x[key] = value`` (what ``Tensor.__setitem__`` records), by
+    NumPy's rules on every backend. A basic key assigns natively; any other (integer
+    arrays, masks, negative steps) is resolved on the host, as getitem's: the flat
+    position of every element of ``x[key]``, whose elements ``put_rows`` sets (a
+    repeated position: the library's choice of its values, NumPy's the last)."""
     if hasattr(value, "shape") and hasattr(value, "dtype") and value.dtype != x.dtype:
         value = xp.astype(value, x.dtype)
+    if not basic:
+        shape = tuple(x.shape)
+        pos = flat_positions(shape, key, "setitem")
+        if hasattr(value, "shape") and tuple(value.shape) != pos.shape:
+            try:
+                value = xp.broadcast_to(value, pos.shape)
+            except (ValueError, RuntimeError, TypeError) as exc:
+                raise _setitem_error(x, value, key, exc) from exc
+        idx = xp.asarray(pos.reshape(-1), device=x.device)
+        if hasattr(value, "shape"):
+            value = xp.reshape(value, (idx.shape[0],))
+        flat = xp.put_rows(xp.reshape(x, (math.prod(shape),)), idx, value)
+        return xp.reshape(flat, shape), (None, idx, pos.shape)
     try:
-        return xp.setitem(x, key, value), (key,)
+        return xp.setitem(x, key, value), (key, None, None)
     except IndexError:
         # array-api-strict refuses slice bounds beyond the axis, which NumPy clamps: clamp
         # them (the backward uses this key too)
@@ -516,7 +535,7 @@ def _setitem(xp: Any, x: Any, value: Any, key: Any = None) -> tuple[Any, tuple[A
     except Exception as exc:
         raise _setitem_error(x, value, key, exc) from exc
     try:
-        return xp.setitem(x, key, value), (key,)
+        return xp.setitem(x, key, value), (key, None, None)
     except Exception as exc:
         raise _setitem_error(x, value, key, exc) from exc
 
@@ -547,40 +566,39 @@ def _key_text(key: Any) -> str:
 
 
 def _setitem_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], key: Any = None
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    key: Any = None,
+    basic: bool = True,
 ) -> tuple[Any, Any]:
-    (key,) = saved  # the key the forward used (its slices clamped, where it had to)
-    gx = xp.setitem(g, key, 0.0) if needs[0] else None
-    gv = g[key] if needs[1] else None
+    bkey, idx, selected = saved  # the basic key the forward used (slices clamped)
+    if idx is None:
+        gx = xp.setitem(g, bkey, 0.0) if needs[0] else None
+        gv = g[bkey] if needs[1] else None
+        return gx, gv
+    shape = tuple(g.shape)
+    flat = xp.reshape(g, (math.prod(shape),))
+    gx = xp.reshape(xp.put_rows(flat, idx, 0.0), shape) if needs[0] else None
+    gv = xp.reshape(xp.take(flat, idx, axis=0), selected) if needs[1] else None
     return gx, gv
 
 
-def _torch_setitem(torch: Any, x: Any, value: Any, key: Any = None) -> Any:
-    """The reference: PyTorch's ``x[key] = value`` on a copy (differentiable in both)."""
+def _torch_setitem(torch: Any, x: Any, value: Any, key: Any = None, basic: bool = True) -> Any:
+    """The reference: PyTorch's ``x[key] = value`` on a copy (differentiable in both),
+    through the key's flat positions (PyTorch takes no negative step)."""
     out = x.clone()
-    out[key] = value
+    pos = torch.as_tensor(flat_positions(tuple(x.shape), key).copy())
+    if isinstance(value, torch.Tensor):
+        value = value.broadcast_to(tuple(pos.shape)).reshape(-1)
+    out.reshape(-1)[pos.reshape(-1)] = value
     return out
 
 
 def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
-    x = tensors[0]
-    k, basic = prepare_key(params["key"])
-    if not basic:
-        # the standard allows one boolean mask as the key of an assignment
-        mask = len(k) == 1 and isinstance(k[0], np.ndarray) and k[0].dtype == np.bool_
-        if x.backend.name == "array_api_strict" and not mask:
-            raise OpError(
-                "setitem: array_api_strict supports only basic keys (ints, slices, None, "
-                "...), one boolean mask, or integer Tensors side by side with only : and "
-                "... around them (x[idx] = v, x[:, idx] = v) in assignments; build the "
-                "result with where() or concat() instead"
-            )
-        k = tuple(
-            x.backend.xp.asarray(e, device=x.device) if isinstance(e, np.ndarray) else e for e in k
-        )
-        if mask:  # as the bare array: array-api-strict refuses a mask inside a tuple
-            return {"key": k[0]}
-    return {"key": k}
+    key, basic = prepare_key(params["key"])
+    return {"key": key, "basic": basic}
 
 
 setitem = defop(
@@ -596,6 +614,13 @@ setitem = defop(
             Sample(((4, 5), (2, 5)), {"key": (slice(1, 3),)}),
             Sample(((4, 5), ()), {"key": (0, 1)}),
             Sample(((4, 5), (0, 5)), {"key": (slice(2, 2),)}, name="an empty slice"),
+            Sample(((4, 5), (3, 5)), {"key": (np.array([3, 0, -3]),)}, name="index rows"),
+            Sample(
+                ((4, 5), (4, 2)),
+                {"key": (slice(None, None, -1), np.array([4, 0]))},
+                name="a negative step, index columns",
+            ),
+            Sample(((3, 4), (4,)), {"key": (np.array([True, False, True]),)}, name="a mask"),
         ),
         formula="g with zeros at key, g[key]",
     ),
@@ -775,34 +800,27 @@ setitem_axes = defop(
 )
 
 
-def _index_put(x: Tensor, key: Any) -> tuple[tuple[Tensor, ...], int] | None:
-    """``x[key] = value`` on the device: the index Tensors and their first axis, where
-    the key is integer Tensors side by side with only ``:`` and ``...`` around them (as
-    :func:`gather_axes` takes). Else None."""
-    found = _index_tensors(x, key)
-    if found is None or found[0] is not None:
-        return None
-    return found[1], found[2]
-
-
 @tensor_method("__setitem__")
 def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: in place (bumps the version counter), differentiable in both.
     On the device: a boolean Tensor mask with one value for every masked place
-    (``x[mask] = 0.0``: ``where``), and integer Tensors side by side with only ``:`` or
-    ``...`` around them (``x[idx] = v``, ``x[:, idx] = v``: :func:`setitem_axes`); any
-    other key goes through :func:`setitem`."""
+    (``x[mask] = 0.0``: ``where``), and integer Tensors where ``x[key]`` gathers them
+    (``x[idx] = v``, ``x[:, idx] = v``, ``x[idx, 0] = v``: :func:`setitem_axes`, into
+    ``x[rest of the key]`` where the key has ints or partial slices, written back with
+    :func:`setitem`); any other key goes through :func:`setitem`."""
     self._check_inplace("__setitem__")
     masked = _mask_and_value(self, key, value)
     if masked is not None:
         self._rebase(where(masked[0], masked[1], self), "__setitem__")
         return
-    put = _index_put(self, key)
-    if put is None:
+    found = _index_tensors(self, key)
+    if found is None:
         self._rebase(setitem(self, value, key=key), "__setitem__")
-    else:
-        indices, axis = put
-        self._rebase(setitem_axes([self, value, *indices], axis=axis), "__setitem__")
+        return
+    basic, indices, axis = found
+    part = self if basic is None else getitem(self, key=basic)
+    new = setitem_axes([part, value, *indices], axis=axis)
+    self._rebase(new if basic is None else setitem(self, new, key=basic), "__setitem__")
 
 
 def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:
