@@ -68,16 +68,22 @@ def test_integer_tensors_on_consecutive_axes_gather_as_numpy(
     arrays = LEADING[name]
     host, before, after = PLACES[place](len(arrays))
     key = (*before, *arrays, *after)
+    _assert_gathers_as_numpy(host, _key(key), _key((*before, *_tensors(arrays), *after)))
+
+
+def _assert_gathers_as_numpy(host: np.ndarray, key: Any, device_key: Any, seed: int = 0) -> None:
+    """x[device_key] is one gather_axes with NumPy's value of host[key], and its
+    gradient is np.add.at's."""
     x = minitorch.tensor(host, requires_grad=True)
-    want = host[_key(key)]
-    y = x[_key((*before, *_tensors(arrays), *after))]
+    y = x[device_key]
+    want = host[key]
     assert y.shape == want.shape
     np.testing.assert_array_equal(to_host(y.data), want)
     assert y._node is not None and y._node.op.name == "gather_axes"
-    g = np.random.default_rng(0).standard_normal(want.shape)
+    g = np.random.default_rng(seed).standard_normal(want.shape)
     (y * minitorch.tensor(g)).sum().backward()
     grad = np.zeros_like(host)
-    np.add.at(grad, _key(key), g)
+    np.add.at(grad, key, g)
     np.testing.assert_allclose(to_host(x.grad), grad, rtol=1e-12, atol=1e-12)
 
 
@@ -139,17 +145,7 @@ def test_slices_and_ints_around_index_tensors_index_first_then_gather(
 ) -> None:
     _refuse_tensor_keys(monkeypatch)
     key = MIXED[name]
-    x = minitorch.tensor(X4, requires_grad=True)
-    y = x[_on_device(key)]
-    want = X4[key]
-    assert y.shape == want.shape
-    np.testing.assert_array_equal(to_host(y.data), want)
-    assert y._node is not None and y._node.op.name == "gather_axes"
-    g = np.random.default_rng(3).standard_normal(want.shape)
-    (y * minitorch.tensor(g)).sum().backward()
-    grad = np.zeros_like(X4)
-    np.add.at(grad, key, g)
-    np.testing.assert_allclose(to_host(x.grad), grad, rtol=1e-12, atol=1e-12)
+    _assert_gathers_as_numpy(X4, key, _on_device(key), seed=3)
 
 
 @pytest.mark.parametrize("name", MIXED)

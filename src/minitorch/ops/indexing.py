@@ -205,16 +205,8 @@ def _gather_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any, 
     x, *indices = arrays
     shape = tuple(x.shape)
     k = len(indices)
-    if not (k >= 1 and axis >= 0 and axis + k <= len(shape)):
-        raise IndexOpError(
-            f"{_GATHER}: {k} index arrays from axis {axis} for a tensor of shape {shape}"
-        )
-    bshape = _broadcast_indices(indices, _GATHER)
+    flat, bshape = _index_rows(xp, shape, indices, axis, _GATHER)
     pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
-    broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
-    pairs = list(zip(broadcast, lead, strict=True))
-    idx = _check_index_arrays(xp, pairs, _GATHER, shape=shape, first_axis=axis)
-    flat = _flat_rows(xp, idx, lead)
     if axis == 0:
         out = xp.take(_reshaped(xp, x, (math.prod(lead), *rest)), flat, axis=0)
     else:
@@ -677,16 +669,9 @@ def _setitem_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any,
     x, value, *indices = arrays
     shape = tuple(x.shape)
     k = len(indices)
-    if not (k >= 1 and axis >= 0 and axis + k <= len(shape)):
-        raise IndexOpError(
-            f"{_PUT}: {k} index arrays from axis {axis} for a tensor of shape {shape}"
-        )
-    bshape = _broadcast_indices(indices, _PUT)
+    flat, bshape = _index_rows(xp, shape, indices, axis, _PUT)
     pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
-    broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
-    pairs = list(zip(broadcast, lead, strict=True))
-    idx = _check_index_arrays(xp, pairs, _PUT, shape=shape, first_axis=axis)
-    pos = _row_positions(xp, _flat_rows(xp, idx, lead), math.prod(pre), math.prod(lead))
+    pos = _row_positions(xp, flat, math.prod(pre), math.prod(lead))
     selected = (*pre, *bshape, *rest)
     if hasattr(value, "shape"):
         if value.dtype != x.dtype:
@@ -741,6 +726,24 @@ def _row_positions(xp: Any, flat: Any, p: int, n: int) -> Any:
         return flat
     starts = xp.arange(0, p * n, n, dtype=flat.dtype, device=flat.device)
     return xp.reshape(xp.reshape(starts, (p, 1)) + flat, (p * flat.shape[0],))
+
+
+def _index_rows(
+    xp: Any, shape: tuple[int, ...], indices: list[Any], axis: int, op: str
+) -> tuple[Any, tuple[int, ...]]:
+    """For index arrays on the axes of ``shape`` from ``axis`` on: the 1-D positions
+    they pick among those axes taken as one (C order; negative indices counted from
+    the end), and the shape they broadcast to. One host read checks their range; a
+    bad count, shape or index raises an IndexError naming ``op`` and the axis."""
+    k = len(indices)
+    if not (k >= 1 and axis >= 0 and axis + k <= len(shape)):
+        raise IndexOpError(f"{op}: {k} index arrays from axis {axis} for a tensor of shape {shape}")
+    bshape = _broadcast_indices(indices, op)
+    lead = shape[axis : axis + k]
+    broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
+    pairs = list(zip(broadcast, lead, strict=True))
+    idx = _check_index_arrays(xp, pairs, op, shape=shape, first_axis=axis)
+    return _flat_rows(xp, idx, lead), bshape
 
 
 def _flat_rows(xp: Any, idx: list[Any], lead: tuple[int, ...]) -> Any:
