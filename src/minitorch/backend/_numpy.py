@@ -13,6 +13,12 @@ import numpy as np
 from . import Backend, make_backend
 
 
+def _all_in_range(x: Any, low: int, high: int) -> Any:
+    """Whether every element of ``x`` lies in ``[low, high)``, a 0-d boolean array: two
+    reductions, where the standard's formula makes two comparisons, an and, and all."""
+    return np.asarray(x.size == 0 or bool(x.min() >= low and x.max() < high))
+
+
 def _put_rows(x: Any, index: Any, values: Any) -> Any:
     """A copy of ``x`` with its rows at ``index`` set (a repeated index: the last)."""
     out = x.copy()
@@ -173,6 +179,7 @@ def load() -> Backend:
         erf=erf,
         scatter_add=_scatter_add,
         put_rows=_put_rows,
+        all_in_range=_all_in_range,
         to_numpy=np.asarray,
         from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
         parse_device=_parse_device,

@@ -402,7 +402,9 @@ def _check_index_arrays(
             )
     if not negative:
         return [a for a, _ in pairs]
-    return [xp.where(a < 0, a + n, a) for a, n in pairs]
+    # in [-n, n): the remainder (the sign of n, the standard's) counts negatives from the
+    # end, in one pass where a where() of a < 0 and a + n takes three
+    return [xp.remainder(a, n) if n else a for a, n in pairs]
 
 
 def _take_vjp(
