@@ -210,8 +210,7 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
             break
     # where(c, 1.0, 2.0): the values are numbers, and so become arrays (of the default
     # float dtype), as in PyTorch; xp.where of two numbers differs between backends
-    values = args if not op.promote else args[op.promote :]
-    value_tensor = first is not None and any(isinstance(a, Tensor) for a in values)
+    value_tensor = _first_tensor(args[op.promote or 0 :]) is not None
     out: list[Any] = []
     for a in args:
         if isinstance(a, np.generic):

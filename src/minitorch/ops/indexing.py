@@ -15,6 +15,7 @@ device.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,14 @@ def _prepare_getitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
     return {"key": key, "basic": basic}
 
 
+def _device_positions(xp: Any, x: Any, key: Any, op: str) -> tuple[Any, tuple[int, ...]]:
+    """For a key that is not basic (resolved on the host): the flat position in ``x`` of
+    every element of ``x[key]``, as a 1-D array on ``x``'s device, and ``x[key]``'s
+    shape."""
+    pos = flat_positions(tuple(x.shape), key, op)
+    return xp.asarray(pos.reshape(-1), device=x.device), pos.shape
+
+
 def _getitem(xp: Any, x: Any, key: Any = None, basic: bool = True) -> tuple[Any, tuple[Any, ...]]:
     """``x[key]`` with NumPy's rules on every backend: ints, slices (negative steps
     too), None, Ellipsis, integer arrays on any axis, boolean masks."""
@@ -144,9 +153,8 @@ def _getitem(xp: Any, x: Any, key: Any = None, basic: bool = True) -> tuple[Any,
                 f"getitem: index [{_key_text(key)}] is out of range for a tensor of shape "
                 f"{shape}: {exc}"
             ) from exc
-    pos = flat_positions(shape, key)
-    idx = xp.asarray(pos.reshape(-1), device=x.device)
-    out = xp.reshape(xp.take(xp.reshape(x, (-1,)), idx, axis=0), pos.shape)
+    idx, selected = _device_positions(xp, x, key, "getitem")
+    out = xp.reshape(xp.take(xp.reshape(x, (-1,)), idx, axis=0), selected)
     return out, (shape, None, idx)
 
 
@@ -203,30 +211,19 @@ def _gather_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any, 
 
     ``arrays``: ``x`` and then the index arrays, one for each axis from ``axis`` on."""
     x, *indices = arrays
-    shape = tuple(x.shape)
-    k = len(indices)
-    flat, bshape = _index_rows(xp, shape, indices, axis, _GATHER)
-    pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
-    if axis == 0:
-        out = xp.take(_reshaped(xp, x, (math.prod(lead), *rest)), flat, axis=0)
-    else:
-        out = xp.take(xp.reshape(x, (math.prod(pre), math.prod(lead), *rest)), flat, axis=1)
-    return _reshaped(xp, out, (*pre, *bshape, *rest)), (shape, k, flat)
+    blocks, flat, selected = _index_rows(xp, tuple(x.shape), indices, axis, _GATHER)
+    out = xp.take(_reshaped(xp, x, blocks), flat, axis=1)
+    return _reshaped(xp, out, selected), (tuple(x.shape), blocks, flat)
 
 
 def _gather_axes_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
 ) -> tuple[Any, ...]:
-    shape, k, flat = saved
-    pre, n, rest = shape[:axis], math.prod(shape[axis : axis + k]), shape[axis + k :]
-    m = flat.shape[0]
-    if axis == 0:
-        summed = xp.scatter_add(n, flat, _reshaped(xp, g, (m, *rest)))
-    else:  # the rows of x viewed as (prod(pre) * n, *rest)
-        p = math.prod(pre)
-        pos = _row_positions(xp, flat, p, n)
-        summed = xp.scatter_add(p * n, pos, xp.reshape(g, (p * m, *rest)))
-    return (_reshaped(xp, summed, shape), *(None,) * k)
+    shape, (p, n, *rest), flat = saved
+    # the rows of x viewed as (p * n, *rest) that the gather took, in g's order
+    pos = _row_positions(xp, flat, p, n)
+    summed = xp.scatter_add(p * n, pos, _reshaped(xp, g, (pos.shape[0], *rest)))
+    return (_reshaped(xp, summed, shape), *(None,) * (len(needs) - 1))
 
 
 def _gather_rows(rng: Any) -> tuple[Any, ...]:
@@ -278,6 +275,11 @@ gather_axes = defop(
 )
 
 
+def _same_place(x: Tensor, t: Tensor) -> bool:
+    """Whether ``t`` is on ``x``'s backend and device (a key the device can use)."""
+    return t._backend.name == x._backend.name and t.device == x.device
+
+
 #: x[key] on the device: the basic part of the key first (None: nothing to do), then
 #: the index Tensors and the first axis they index in what that left
 _Gather = tuple[tuple[Any, ...] | None, tuple[Tensor, ...], int]
@@ -304,11 +306,7 @@ def _index_tensors(x: Tensor, key: Any) -> _Gather | None:
     whole = True  # every other entry is : or ...
     for i, k in enumerate(key):
         if isinstance(k, Tensor):
-            if not (
-                k._backend.name == be.name
-                and k.device == x.device
-                and be.xp.isdtype(k.data.dtype, "integral")
-            ):
+            if not (_same_place(x, k) and be.xp.isdtype(k.data.dtype, "integral")):
                 return None
             if first < 0:
                 first = i
@@ -508,20 +506,15 @@ def _setitem(
     if hasattr(value, "shape") and hasattr(value, "dtype") and value.dtype != x.dtype:
         value = xp.astype(value, x.dtype)
     if not basic:
-        shape = tuple(x.shape)
-        pos = flat_positions(shape, key, "setitem")
-        if hasattr(value, "shape") and tuple(value.shape) != pos.shape:
-            try:
-                value = xp.broadcast_to(value, pos.shape)
-            except (ValueError, RuntimeError, TypeError) as exc:
-                raise _setitem_error(x, value, key, exc) from exc
-        idx = xp.asarray(pos.reshape(-1), device=x.device)
-        if hasattr(value, "shape"):
-            value = xp.reshape(value, (idx.shape[0],))
-        flat = xp.put_rows(xp.reshape(x, (math.prod(shape),)), idx, value)
-        return xp.reshape(flat, shape), (None, idx, pos.shape)
+        idx, selected = _device_positions(xp, x, key, "setitem")
+        rows = (math.prod(x.shape),)
+
+        def refuse(exc: Exception) -> Exception:
+            return _setitem_error(x, value, key, exc)
+
+        return _put(xp, x, rows, idx, value, selected, refuse), (None, (rows, idx, selected))
     try:
-        return xp.setitem(x, key, value), (key, None, None)
+        return xp.setitem(x, key, value), (key, None)
     except IndexError:
         # array-api-strict refuses slice bounds beyond the axis, which NumPy clamps: clamp
         # them (the backward uses this key too)
@@ -529,7 +522,7 @@ def _setitem(
     except Exception as exc:
         raise _setitem_error(x, value, key, exc) from exc
     try:
-        return xp.setitem(x, key, value), (key, None, None)
+        return xp.setitem(x, key, value), (key, None)
     except Exception as exc:
         raise _setitem_error(x, value, key, exc) from exc
 
@@ -567,15 +560,11 @@ def _setitem_vjp(
     key: Any = None,
     basic: bool = True,
 ) -> tuple[Any, Any]:
-    bkey, idx, selected = saved  # the basic key the forward used (slices clamped)
-    if idx is None:
-        gx = xp.setitem(g, bkey, 0.0) if needs[0] else None
-        gv = g[bkey] if needs[1] else None
-        return gx, gv
-    shape = tuple(g.shape)
-    flat = xp.reshape(g, (math.prod(shape),))
-    gx = xp.reshape(xp.put_rows(flat, idx, 0.0), shape) if needs[0] else None
-    gv = xp.reshape(xp.take(flat, idx, axis=0), selected) if needs[1] else None
+    bkey, put = saved  # the basic key the forward used (slices clamped), or _put's
+    if put is not None:
+        return _put_vjp(xp, g, put, needs)
+    gx = xp.setitem(g, bkey, 0.0) if needs[0] else None
+    gv = g[bkey] if needs[1] else None
     return gx, gv
 
 
@@ -632,15 +621,14 @@ def _mask_and_value(x: Tensor, key: Any, value: Any) -> tuple[Tensor, Any] | Non
         return None
     be = x._backend
     if not (
-        mask._backend.name == be.name
-        and mask.device == x.device
+        _same_place(x, mask)
         and be.xp.isdtype(mask.data.dtype, "bool")
         and mask.shape == x.shape[: mask.ndim]
     ):
         return None
     rest = x.ndim - mask.ndim
     if isinstance(value, Tensor):
-        if value._backend.name != be.name or value.device != x.device or value.ndim > rest:
+        if not _same_place(x, value) or value.ndim > rest:
             return None
         if value.data.dtype != x.data.dtype:
             value = value.astype(be.dtype_name(x.data.dtype))
@@ -670,11 +658,38 @@ def _setitem_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any,
     ``arrays``: ``x``, ``value`` (an array or a Python number), then the index arrays."""
     x, value, *indices = arrays
     shape = tuple(x.shape)
-    k = len(indices)
-    flat, bshape = _index_rows(xp, shape, indices, axis, _PUT)
-    pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
-    pos = _row_positions(xp, flat, math.prod(pre), math.prod(lead))
-    selected = (*pre, *bshape, *rest)
+    (p, n, *rest), flat, selected = _index_rows(xp, shape, indices, axis, _PUT)
+    rows, pos = (p * n, *rest), _row_positions(xp, flat, p, n)
+
+    def refuse(exc: Exception) -> Exception:
+        return IndexOpError(
+            f"{_PUT}: a value of shape {tuple(value.shape)} does not broadcast to the shape "
+            f"{selected} of x[key] (x of shape {shape})"
+        )
+
+    return _put(xp, x, rows, pos, value, selected, refuse), (rows, pos, selected)
+
+
+def _setitem_axes_vjp(
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
+) -> tuple[Any, ...]:
+    return (*_put_vjp(xp, g, saved, needs), *(None,) * (len(needs) - 2))
+
+
+def _put(
+    xp: Any,
+    x: Any,
+    rows: tuple[int, ...],
+    pos: Any,
+    value: Any,
+    selected: tuple[int, ...],
+    refuse: Callable[[Exception], Exception],
+) -> Any:
+    """A copy of ``x``, viewed as ``rows``, with its rows at ``pos`` set to ``value``
+    (a number, or an array broadcast to ``selected``, the shape of ``x[key]``, as
+    ``x``'s dtype); ``refuse(exc)`` is the error where it does not broadcast. What
+    ``x[key] = value`` records, for setitem's keys resolved on the host and for
+    setitem_axes."""
     if hasattr(value, "shape"):
         if value.dtype != x.dtype:
             value = xp.astype(value, x.dtype)
@@ -682,24 +697,19 @@ def _setitem_axes(xp: Any, *arrays: Any, axis: int = 0) -> tuple[Any, tuple[Any,
             try:
                 value = xp.broadcast_to(value, selected)
             except (ValueError, RuntimeError, TypeError) as exc:
-                raise IndexOpError(
-                    f"{_PUT}: a value of shape {tuple(value.shape)} does not broadcast to "
-                    f"the shape {selected} of x[key] (x of shape {shape})"
-                ) from exc
-        value = _reshaped(xp, value, (pos.shape[0], *rest))
-    rows = _reshaped(xp, x, (math.prod(shape[: axis + k]), *rest))
-    return _reshaped(xp, xp.put_rows(rows, pos, value), shape), (shape, pos, selected)
+                raise refuse(exc) from exc
+        value = _reshaped(xp, value, (pos.shape[0], *rows[1:]))
+    return _reshaped(xp, xp.put_rows(_reshaped(xp, x, rows), pos, value), tuple(x.shape))
 
 
-def _setitem_axes_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], axis: int = 0
-) -> tuple[Any, ...]:
-    shape, pos, selected = saved
-    end = axis + len(needs) - 2  # after the indexed axes
-    rows = _reshaped(xp, g, (math.prod(shape[:end]), *shape[end:]))
-    gx = _reshaped(xp, xp.put_rows(rows, pos, 0.0), shape) if needs[0] else None
-    gv = _reshaped(xp, xp.take(rows, pos, axis=0), selected) if needs[1] else None
-    return (gx, gv, *(None,) * (len(needs) - 2))
+def _put_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
+    """The gradients of :func:`_put` (``saved``: its ``rows``, ``pos`` and ``selected``):
+    ``g`` with zeros at the rows set, and ``g``'s rows there for the value."""
+    rows, pos, selected = saved
+    g_rows = _reshaped(xp, g, rows)
+    gx = _reshaped(xp, xp.put_rows(g_rows, pos, 0.0), tuple(g.shape)) if needs[0] else None
+    gv = _reshaped(xp, xp.take(g_rows, pos, axis=0), selected) if needs[1] else None
+    return gx, gv
 
 
 def _reshaped(xp: Any, a: Any, shape: tuple[int, ...]) -> Any:
@@ -730,22 +740,26 @@ def _row_positions(xp: Any, flat: Any, p: int, n: int) -> Any:
     return xp.reshape(xp.reshape(starts, (p, 1)) + flat, (p * flat.shape[0],))
 
 
-def _index_rows(
-    xp: Any, shape: tuple[int, ...], indices: list[Any], axis: int, op: str
-) -> tuple[Any, tuple[int, ...]]:
-    """For index arrays on the axes of ``shape`` from ``axis`` on: the 1-D positions
-    they pick among those axes taken as one (C order; negative indices counted from
-    the end), and the shape they broadcast to. One host read checks their range; a
-    bad count, shape or index raises an IndexError naming ``op`` and the axis."""
+_Rows = tuple[tuple[int, ...], Any, tuple[int, ...]]
+
+
+def _index_rows(xp: Any, shape: tuple[int, ...], indices: list[Any], axis: int, op: str) -> _Rows:
+    """For index arrays on the axes of ``shape`` from ``axis`` on: ``shape`` viewed as
+    ``(p, n, *rest)`` blocks (the axes before, the indexed axes, the axes after, each
+    run taken as one), the 1-D positions they pick among a block's ``n`` rows (negative
+    indices counted from the end), and the shape of ``x[key]``. One host read checks
+    their range; a bad count, shape or index raises an IndexError naming ``op`` and the
+    axis."""
     k = len(indices)
     if not (k >= 1 and axis >= 0 and axis + k <= len(shape)):
         raise IndexOpError(f"{op}: {k} index arrays from axis {axis} for a tensor of shape {shape}")
     bshape = _broadcast_indices(indices, op)
-    lead = shape[axis : axis + k]
+    pre, lead, rest = shape[:axis], shape[axis : axis + k], shape[axis + k :]
     broadcast = [i if tuple(i.shape) == bshape else xp.broadcast_to(i, bshape) for i in indices]
     pairs = list(zip(broadcast, lead, strict=True))
     idx = _check_index_arrays(xp, pairs, op, shape=shape, first_axis=axis)
-    return _flat_rows(xp, idx, lead), bshape
+    blocks = (math.prod(pre), math.prod(lead), *rest)
+    return blocks, _flat_rows(xp, idx, lead), (*pre, *bshape, *rest)
 
 
 def _flat_rows(xp: Any, idx: list[Any], lead: tuple[int, ...]) -> Any:
