@@ -44,7 +44,11 @@ def _host_index(k: Any) -> Any:
         return k
     if isinstance(k, Tensor):
         return k._backend.to_numpy(k.data)
-    return to_host(k)
+    host = to_host(k)
+    if isinstance(k, list) and host.size == 0 and host.dtype.kind == "f":
+        # an empty list selects nothing, as NumPy reads it (not a float index)
+        host = host.astype(np.int64)
+    return host
 
 
 def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
@@ -168,9 +172,26 @@ def _getitem_vjp(
 ) -> tuple[Any]:
     shape, bkey, idx = saved
     if idx is None:  # a basic key selects each element at most once: put g back there
+        if None in bkey:  # its new axes are g's axes of size 1 (no setitem key has None)
+            bkey, new = _without_new_axes(bkey, len(shape))
+            g = xp.reshape(g, tuple(n for i, n in enumerate(g.shape) if i not in new))
         return (xp.zeros_with(shape, bkey, g),)
     flat = xp.scatter_add(math.prod(shape), idx, xp.reshape(g, (-1,)))
     return (xp.reshape(flat, shape),)
+
+
+def _without_new_axes(key: tuple[Any, ...], ndim: int) -> tuple[tuple[Any, ...], set[int]]:
+    """A basic key without its ``None`` entries, and the axes of ``x[key]`` they made."""
+    indexed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    new, axis = set(), 0
+    for k in key:
+        if k is None:
+            new.add(axis)
+        if k is Ellipsis:
+            axis += ndim - indexed
+        elif type(k) is not int:
+            axis += 1
+    return tuple(k for k in key if k is not None), new
 
 
 getitem = defop(
@@ -512,9 +533,12 @@ def _setitem(
         def refuse(exc: Exception) -> Exception:
             return _setitem_error(x, value, key, exc)
 
-        return _put(xp, x, rows, idx, value, selected, refuse), (None, (rows, idx, selected))
+        return _put(xp, x, rows, idx, value, selected, refuse), (None, (rows, idx, selected), None)
+    shape: tuple[int, ...] | None = None  # x[key]'s, where the key has None
+    if None in key:  # no setitem key has None (array-api-strict): drop its new axes
+        shape, key, value = _new_axes_dropped(xp, x, key, value)
     try:
-        return xp.setitem(x, key, value), (key, None)
+        return xp.setitem(x, key, value), (key, None, shape)
     except IndexError:
         # array-api-strict refuses slice bounds beyond the axis, which NumPy clamps: clamp
         # them (the backward uses this key too)
@@ -522,9 +546,29 @@ def _setitem(
     except Exception as exc:
         raise _setitem_error(x, value, key, exc) from exc
     try:
-        return xp.setitem(x, key, value), (key, None)
+        return xp.setitem(x, key, value), (key, None, shape)
     except Exception as exc:
         raise _setitem_error(x, value, key, exc) from exc
+
+
+def _new_axes_dropped(
+    xp: Any, x: Any, key: tuple[Any, ...], value: Any
+) -> tuple[tuple[int, ...] | None, tuple[Any, ...], Any]:
+    """For ``x[key] = value`` with ``None`` in a basic key: the shape of ``x[key]``, the
+    key without ``None``, and the value broadcast to that shape without the new axes
+    (the same places get the same values). A key that does not fit ``x``: unchanged."""
+    try:
+        selected = tuple(np.broadcast_to(np.empty((), np.int8), tuple(x.shape))[key].shape)
+    except IndexError:
+        return None, key, value  # setitem names the key
+    key, new = _without_new_axes(key, x.ndim)
+    if hasattr(value, "shape"):
+        try:
+            value = xp.broadcast_to(value, selected)
+        except (ValueError, RuntimeError, TypeError) as exc:
+            raise _setitem_error(x, value, key, exc) from exc
+        value = xp.reshape(value, tuple(n for i, n in enumerate(selected) if i not in new))
+    return selected, key, value
 
 
 def _setitem_error(x: Any, value: Any, key: Any, exc: Exception) -> InputError:
@@ -560,11 +604,15 @@ def _setitem_vjp(
     key: Any = None,
     basic: bool = True,
 ) -> tuple[Any, Any]:
-    bkey, put = saved  # the basic key the forward used (slices clamped), or _put's
+    # the basic key the forward used (slices clamped, no None), or _put's; the shape of
+    # x[key] where the key had None
+    bkey, put, selected = saved
     if put is not None:
         return _put_vjp(xp, g, put, needs)
     gx = xp.setitem(g, bkey, 0.0) if needs[0] else None
     gv = g[bkey] if needs[1] else None
+    if gv is not None and selected is not None:
+        gv = xp.reshape(gv, selected)
     return gx, gv
 
 
@@ -733,8 +781,9 @@ def _broadcast_indices(indices: list[Any], op: str) -> tuple[int, ...]:
 
 def _row_positions(xp: Any, flat: Any, p: int, n: int) -> Any:
     """The rows ``p * n + flat[j]`` of a tensor viewed as ``(p * n, ...)``, for each
-    of the ``p`` blocks of ``n`` rows (``flat`` itself where ``p`` is 1)."""
-    if p == 1:
+    of the ``p`` blocks of ``n`` rows (``flat`` itself where ``p`` is 1, or where ``n``
+    is 0: then it is empty, as an index into an empty axis must be)."""
+    if p == 1 or n == 0:
         return flat
     starts = xp.arange(0, p * n, n, dtype=flat.dtype, device=flat.device)
     return xp.reshape(xp.reshape(starts, (p, 1)) + flat, (p * flat.shape[0],))
