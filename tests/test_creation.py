@@ -65,6 +65,28 @@ def test_numpy_input_keeps_its_dtype(backend: Any) -> None:
     _on_device(t32, backend)
 
 
+def test_numpy_int32_and_numpy_scalars_keep_their_dtype_on_every_backend(backend: Any) -> None:
+    """As in PyTorch (``torch.tensor(np.float64(1.5))`` is float64): an int32 array
+    stays int32 (on torch and array-api-strict it became int64), and a NumPy scalar is
+    read as the 0-d array it stands for, not as a Python number (``np.float64`` is a
+    Python float subclass: it took the default float32)."""
+    with minitorch.use_backend(backend.name, dtype="float32", device=backend.device):
+        cases = {
+            "int32": np.array([1, 2], dtype=np.int32),
+            "float64": np.float64(1.5),
+            "float32": np.float32(1.5),
+            "bool": np.bool_(True),
+        }
+        for name, data in cases.items():
+            t = minitorch.tensor(data)
+            assert t.dtype == backend.dtypes[name], (name, t.dtype)
+            assert t.shape == np.shape(data)
+            np.testing.assert_array_equal(t.numpy(), data)
+        assert minitorch.tensor(np.int32(7)).dtype == backend.dtypes["int32"]
+        assert minitorch.tensor(np.int64(7)).dtype == backend.dtypes["int64"]
+        assert minitorch.tensor(np.mean(np.array([1.0, 2.0]))).dtype == backend.dtypes["float64"]
+
+
 def test_dtype_argument(backend: Any) -> None:
     t = minitorch.tensor([1, 2], dtype="float32")
     assert t.dtype == backend.dtypes["float32"]

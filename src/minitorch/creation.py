@@ -48,8 +48,10 @@ def tensor(
     """A new leaf tensor on the current backend (and ``device``), copied from ``data``.
 
     Python floats take the backend's default float dtype (float32 unless changed with
-    :func:`set_backend`); Python ints become int64 and bools bool; NumPy arrays keep
-    their dtype (float64 stays float64).
+    :func:`set_backend`); Python ints become int64 and bools bool; NumPy arrays and NumPy
+    scalars keep their dtype (float64 stays float64, int32 int32, as in PyTorch) on
+    every backend. Another backend's array keeps its dtype too; there a float16 becomes
+    the default float dtype and an 8- or 16-bit integer int64.
 
     Examples
     --------

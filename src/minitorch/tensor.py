@@ -823,6 +823,8 @@ def _fresh_array(data: Any, be: Backend, dt: Any, device: Any) -> Any:
     copy, so that later changes to the caller's array never reach it."""
     if isinstance(data, Tensor):
         arr = as_array(data.data, be, dt, data.device if device is None else be.device)
+    elif isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as an array's
+        arr = as_array(np.asarray(data), be, dt)
     elif isinstance(data, bool | int | float) or (
         isinstance(data, Sequence) and not isinstance(data, str | bytes)
     ):

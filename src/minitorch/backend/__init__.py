@@ -602,12 +602,14 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
             out = be.xp.asarray(out, device=device)
         return out
     if dtype is None:
-        if data.dtype.kind == "f" and data.dtype != np.float64 and data.dtype != np.float32:
+        # NumPy's dtype where the backend has it (int32 stays int32, as on the NumPy
+        # backend); another float (float16) the default float, another integer int64
+        if data.dtype.name in be.dtypes:
+            dtype = be.resolve_dtype(data.dtype.name)
+        elif data.dtype.kind == "f":
             dtype = be.dtype
         elif data.dtype.kind in "iu":
             dtype = be.dtypes["int64"]
-        else:
-            dtype = be.resolve_dtype(data.dtype.name) if data.dtype.name in be.dtypes else None
     return be.from_numpy(data, dtype, device)
 
 
