@@ -50,8 +50,9 @@ def tensor(
     Python floats take the backend's default float dtype (float32 unless changed with
     :func:`set_backend`); Python ints become int64 and bools bool; NumPy arrays and NumPy
     scalars keep their dtype (float64 stays float64, int32 int32, as in PyTorch) on
-    every backend. Another backend's array keeps its dtype too; there a float16 becomes
-    the default float dtype and an 8- or 16-bit integer int64.
+    every backend, and so does a backend's own array. Off the NumPy backend (which keeps
+    any NumPy array as it is), a NumPy float16 array becomes the default float dtype and
+    another integer array (int8, int16, unsigned) int64.
 
     Examples
     --------
