@@ -88,6 +88,7 @@ def test_save_load_round_trip_of_a_state_dict(backend: Any, tmp_path: Any) -> No
         backend,
         None,
     )
+    x.name = "layer1.weight"  # as pickling keeps it (the graph pictures show it)
     state = {
         "w": x,
         "idx": i,
@@ -100,6 +101,7 @@ def test_save_load_round_trip_of_a_state_dict(backend: Any, tmp_path: Any) -> No
     w = back["w"]
     assert w.backend.name == backend.name and str(w.device) == str(x.device)
     assert w.dtype == x.dtype and w.requires_grad and w.is_leaf
+    assert w.name == "layer1.weight" and back["idx"].name is None
     assert _host(w.data, backend).tolist() == [1.0, -2.0, 3.0]
     assert _host(w.grad, backend).tolist() == [2.0, -4.0, 6.0]
     assert back["idx"].dtype == i.dtype and not back["idx"].requires_grad

@@ -3,7 +3,7 @@
 The format is NumPy's ``.npz`` (a zip of ``.npy`` arrays), read with
 ``allow_pickle=False``, plus one member ``__minitorch__`` holding a JSON header: the
 structure (dicts with string keys, lists, tuples, numbers, strings, None), and for each
-tensor its backend, device, dtype, ``requires_grad`` and gradient. Why not pickle:
+tensor its backend, device, dtype, ``requires_grad``, gradient and name. Why not pickle:
 loading a pickle runs code from the file. Why not safetensors: it would be one more
 dependency for the default install, and it stores a flat dict of tensors only (no
 nesting, numbers or strings; an optimizer's state needs them). Any NumPy can read the
@@ -74,6 +74,7 @@ def _encode(obj: Any, arrays: dict[str, Any], where: str) -> Any:
             "dtype": be.dtype_name(obj.dtype),
             "requires_grad": obj.requires_grad,
             "grad": grad,
+            "name": obj.name,
         }
     if isinstance(obj, np.ndarray):
         if obj.dtype.kind not in "biuf":
@@ -194,4 +195,7 @@ def _tensor(
     else:
         be = resolve(node["backend"], None, node["device"] if device is None else device)
     grad = None if node["grad"] is None else archive[node["grad"]]
-    return from_host(be, archive[node["tensor"]], node["dtype"], node["requires_grad"], grad)
+    t = from_host(be, archive[node["tensor"]], node["dtype"], node["requires_grad"], grad)
+    name = node.get("name")  # (files written before names were kept have none)
+    t.name = name if isinstance(name, str) else None
+    return t
