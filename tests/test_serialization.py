@@ -272,3 +272,46 @@ def test_dlpack_exchanges_without_a_copy() -> None:
 
         t = torch.from_dlpack(x)
         assert t.tolist() == [1.0, 2.0]
+
+
+#: dtypes a tensor holds through astype beyond minitorch's five
+NARROW = ["uint8", "int8", "int16", "uint16", "float16", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("name", NARROW)
+def test_every_dtype_astype_makes_saves_loads_and_pickles(
+    backend: Any, name: str, tmp_path: Any
+) -> None:
+    """A uint8 or float16 tensor (astype makes them) was written by save but its load
+    reported the file as damaged, and pickle and deepcopy raised: the file and the
+    pickle named the dtype ``uint8`` (torch: ``torch.uint8``), which only minitorch's
+    own five resolved."""
+    x = _t([1.0, 2.0, 3.0], backend)
+    if not hasattr(backend.xp, name):  # array-api-strict has no float16
+        with pytest.raises(ValueError, match=f"unknown dtype '{name}'"):
+            x.astype(name)
+        return
+    t = x.astype(name)
+    assert backend.dtype_name(t.dtype) == name
+    back = [
+        minitorch.load(minitorch.save({"t": t}, tmp_path / "t.mt"))["t"],
+        pickle.loads(pickle.dumps(t)),
+        copy.deepcopy(t),
+    ]
+    for b in back:
+        assert b.dtype == t.dtype and b.backend.name == backend.name
+        np.testing.assert_array_equal(_host(b.data, backend), _host(t.data, backend))
+
+
+def test_a_dtype_the_backend_lacks_is_named_on_load(backend: Any, tmp_path: Any) -> None:
+    """float16 saved from NumPy: it loads onto every backend that has float16, and onto
+    array-api-strict (which has none) with an error naming the dtype and what to do."""
+    with minitorch.use_backend("numpy"):
+        path = minitorch.save(minitorch.tensor([1.5, 2.0]).astype("float16"), tmp_path / "h.mt")
+    if hasattr(backend.xp, "float16"):
+        t = minitorch.load(path, backend=backend)
+        assert backend.dtype_name(t.dtype) == "float16"
+        np.testing.assert_array_equal(_host(t.data, backend), [1.5, 2.0])
+    else:
+        with pytest.raises(minitorch.FileFormatError, match="dtype float16, which the"):
+            minitorch.load(path, backend=backend)

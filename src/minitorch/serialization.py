@@ -194,6 +194,14 @@ def _tensor(
         be = resolve(backend, None, device)
     else:
         be = resolve(node["backend"], None, node["device"] if device is None else device)
+    try:
+        be.stored_dtype(node["dtype"])
+    except ValueError as exc:  # float16 onto array-api-strict, which has none
+        raise FileFormatError(
+            f"load: a saved tensor has dtype {node['dtype']}, which the {be.name} backend "
+            f"does not have; load the file onto another backend (backend='numpy') and "
+            f"convert it with .astype() ({exc})"
+        ) from exc
     grad = None if node["grad"] is None else archive[node["grad"]]
     t = from_host(be, archive[node["tensor"]], node["dtype"], node["requires_grad"], grad)
     name = node.get("name")  # (files written before names were kept have none)

@@ -56,6 +56,22 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: the dtypes a tensor can hold beyond minitorch's own (``astype`` makes them): every
+#: dtype of the Array API standard, and float16
+_STORED_DTYPES = frozenset(
+    {
+        *(f"int{n}" for n in (8, 16, 32, 64)),
+        *(f"uint{n}" for n in (8, 16, 32, 64)),
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "bool",
+    }
+)
+
+
 @dataclasses.dataclass(frozen=True, eq=False, slots=True)
 class Backend:
     """One array library plus the defaults for new tensors.
@@ -157,10 +173,23 @@ class Backend:
         return dtype
 
     def dtype_name(self, dtype: Any) -> str:
+        """``"float32"``, ``"uint8"``: a dtype's name, the same on every backend (torch's
+        ``torch.uint8`` is ``"uint8"``)."""
         for k, v in self.dtypes.items():
             if v == dtype:
                 return k
-        return str(dtype)
+        return str(dtype).rsplit(".", 1)[-1]
+
+    def stored_dtype(self, name: str) -> Any:
+        """This library's dtype of a name :meth:`dtype_name` gave: one of minitorch's
+        dtypes, or any other the library has of the Array API standard's (and float16),
+        which ``astype`` makes: what files and pickles hold. Else ``resolve_dtype``'s
+        error."""
+        if name in self.dtypes:
+            return self.dtypes[name]
+        if name in _STORED_DTYPES and hasattr(self.xp, name):
+            return getattr(self.xp, name)
+        return self.resolve_dtype(name)
 
     def describe(self) -> str:
         """``torch 2.13.0 (device=cuda:0, dtype=float32, tf32=off)``: TF32 is shown where
