@@ -73,7 +73,9 @@ def _tests(session: nox.Session, name: str) -> None:
     else:
         # backend-independent suites (the scalar engine, docs) run once, in tests-numpy
         args = ["-m", "not browser and not backend_independent and not distributed", "tests"]
-    session.run("pytest", *args, *session.posargs, env=env)
+    # one worker per core (pytest-xdist); a GPU session shares one device: one process
+    workers = [] if "gpu" in tags else ["-n", "auto"]
+    session.run("pytest", *workers, *args, *session.posargs, env=env)
 
 
 for _name in MANIFESTS:
@@ -128,7 +130,9 @@ def downstream(session: nox.Session) -> None:
         "python", "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(ROOT)
     )
     (wheel,) = wheels.glob("minitorch-*.whl")
-    session.install(f"{wheel}[torch,jax,strict]", f"{MINIMODEL}[test]", "mypy>=1.11")
+    session.install(
+        f"{wheel}[torch,jax,strict]", f"{MINIMODEL}[test]", "mypy>=1.11", "pytest-xdist>=3.5"
+    )
     # the version does not change between commits: reinstall what was just built
     session.install("--force-reinstall", "--no-deps", str(wheel), str(MINIMODEL))
     session.chdir(MINIMODEL)  # so neither minitorch's src/ nor its conftest.py is seen
@@ -140,7 +144,7 @@ def downstream(session: nox.Session) -> None:
         "assert 'site-packages' in minimodel.__file__, minimodel.__file__",
     )
     env = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "1"}
-    session.run("pytest", "tests", *session.posargs, env=env)
+    session.run("pytest", "-n", "auto", "tests", *session.posargs, env=env)
     session.run("mypy", "--strict", "-p", "minimodel")
 
 
