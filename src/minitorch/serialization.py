@@ -195,7 +195,7 @@ def _tensor(
     else:
         be = resolve(node["backend"], None, node["device"] if device is None else device)
     try:
-        be.stored_dtype(node["dtype"])
+        be.named_dtype(node["dtype"])
     except ValueError as exc:  # float16 onto array-api-strict, which has none
         raise FileFormatError(
             f"load: a saved tensor has dtype {node['dtype']}, which the {be.name} backend "

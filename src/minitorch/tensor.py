@@ -768,7 +768,7 @@ def from_host(
     """A leaf Tensor of ``be`` (on its device) from host arrays, as pickles and
     ``minitorch.load`` store it; ``grad`` and ``requires_grad`` go through the checked
     setters."""
-    dt = be.stored_dtype(dtype)
+    dt = be.named_dtype(dtype)
     t = Tensor._make(be.from_numpy(data, dt, be.device), be, None)
     if grad is not None:
         t.grad = be.from_numpy(grad, dt, be.device)

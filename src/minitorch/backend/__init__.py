@@ -56,22 +56,6 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-#: the dtypes a tensor can hold beyond minitorch's own (``astype`` makes them): every
-#: dtype of the Array API standard, and float16
-_STORED_DTYPES = frozenset(
-    {
-        *(f"int{n}" for n in (8, 16, 32, 64)),
-        *(f"uint{n}" for n in (8, 16, 32, 64)),
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "bool",
-    }
-)
-
-
 @dataclasses.dataclass(frozen=True, eq=False, slots=True)
 class Backend:
     """One array library plus the defaults for new tensors.
@@ -180,14 +164,14 @@ class Backend:
                 return k
         return str(dtype).rsplit(".", 1)[-1]
 
-    def stored_dtype(self, name: str) -> Any:
-        """This library's dtype of a name :meth:`dtype_name` gave: one of minitorch's
-        dtypes, or any other the library has of the Array API standard's (and float16),
-        which ``astype`` makes: what files and pickles hold. Else ``resolve_dtype``'s
-        error."""
+    def named_dtype(self, name: str) -> Any:
+        """This library's dtype called ``name`` (as :meth:`dtype_name` gives it): one of
+        minitorch's, or any other the library has by that name (uint8, complex64,
+        float16): what ``astype`` makes, and files and pickles hold. Else
+        ``resolve_dtype``'s error."""
         if name in self.dtypes:
             return self.dtypes[name]
-        if name in _STORED_DTYPES and hasattr(self.xp, name):
+        if hasattr(self.xp, name):
             return getattr(self.xp, name)
         return self.resolve_dtype(name)
 

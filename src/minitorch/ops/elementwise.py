@@ -671,8 +671,7 @@ def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
         # every dtype of the standard (uint8, int16, complex64, ...), not only the
         # backend's float/int defaults
         name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-        if name not in be.dtypes and hasattr(be.xp, name):
-            return {**params, "dtype": getattr(be.xp, name)}
+        return {**params, "dtype": be.named_dtype(name)}
     return {**params, "dtype": be.resolve_dtype(dtype)}
 
 
