@@ -67,7 +67,7 @@ def test_a_device_the_library_was_not_built_for_is_refused() -> None:
         pytest.skip("this PyTorch has a CUDA device")
     _one_clear_line(
         _demo("--backend", "torch", "--device", "cuda", "--no-plots"),
-        "--device cuda: the torch backend cannot use it",
+        "cannot use device 'cuda' here: torch.cuda.is_available() is False",
     )
 
 

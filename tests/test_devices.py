@@ -106,12 +106,12 @@ def test_torch_resolves_cuda_to_the_current_device(monkeypatch: pytest.MonkeyPat
     from minitorch.backend import _torch
 
     monkeypatch.setattr(_torch, "_current_index", lambda kind: 3 if kind == "cuda" else None)
+    monkeypatch.setattr(_torch, "_check_available", lambda dev: None)  # as if 4 GPUs
     assert _torch._parse_device("cuda") == torch.device("cuda:3")
     assert _torch._parse_device(torch.device("cuda")) == torch.device("cuda:3")
     assert _torch._parse_device("cuda:1") == torch.device("cuda:1")
     assert _torch._parse_device("cpu:0") == torch.device("cpu")
-    # the backend made for "cuda" reports the indexed device, as its tensors would;
-    # making it needs no GPU (only its tensors do)
+    # the backend made for "cuda" reports the indexed device, as its tensors would
     monkeypatch.setattr(_torch, "_current_index", lambda kind: 0 if kind == "cuda" else None)
     be = resolve("torch", "float32", "cuda")
     assert be.device == torch.device("cuda:0") and str(be.device) == "cuda:0"
@@ -347,6 +347,7 @@ def test_describe_notes_torchs_global_tf32_flag(monkeypatch: pytest.MonkeyPatch)
     from minitorch.backend import _torch
 
     monkeypatch.setattr(_torch, "_current_index", lambda kind: 0 if kind == "cuda" else None)
+    monkeypatch.setattr(_torch, "_check_available", lambda dev: None)  # as if on a GPU
     flags = torch.backends.cuda.matmul
     before = flags.fp32_precision
     try:

@@ -39,6 +39,20 @@ TABLE: list[tuple[Any, Any, Callable[[Any, Any], Any], str]] = [
     ("int64", 1, lambda a, b: minitorch.where(a > 1, b, 2.5), "default"),
     ("int64", 1, lambda a, b: minitorch.where(a > 1, b, 2), "int64"),
     ("bool", True, lambda a, b: minitorch.where(a, b, False), "bool"),
+    # a function of real numbers of an int or bool tensor: the default float (PyTorch)
+    ("int64", 0, lambda a, b: minitorch.exp(a), "default"),
+    ("bool", 0, lambda a, b: minitorch.sqrt(a), "default"),  # NumPy: float16
+    ("int64", 0, lambda a, b: minitorch.sigmoid(a), "default"),
+    ("int64", 0, lambda a, b: minitorch.relu(a), "default"),
+    ("int64", 0, lambda a, b: minitorch.softmax(a, axis=-1), "default"),
+    ("bool", 0, lambda a, b: minitorch.mean(a), "default"),
+    ("int32", 0, lambda a, b: minitorch.var(a), "default"),
+    ("bool", 0, lambda a, b: minitorch.round(a), "bool"),  # as it is (NumPy: float16)
+    # int64 with int32: int64, a 0-d int64 too (torch counted it as a number: int32)
+    ("int32", "int64@0d", lambda a, b: a * b, "int64"),
+    ("int32", 2, lambda a, b: minitorch.maximum(a, b), "int32"),  # was int64
+    ("int32", True, lambda a, b: a * b, "int32"),  # strict refused a bool with ints
+    ("float32", True, lambda a, b: b - a, "float32"),
 ]
 
 

@@ -8,9 +8,11 @@ and compose: ``grad(grad(f))``, ``jacobian(grad(f))`` (that is ``hessian``) and
 How composition works: a transform differentiates with respect to a fresh *alias* of
 each argument (a same-shape ``reshape``, a node of its own), so an inner transform
 never mixes up its variable with an outer one that holds the same tensor. When an
-argument already requires grad, or when the call happens inside another transform,
-the backward pass records its own graph (``create_graph=True``) so that the result
-can be differentiated again; otherwise results are plain (detached) Tensors.
+argument already requires grad, when the function closes over a tensor that requires
+grad (a parameter), or when the call happens inside another transform, the backward
+pass records its own graph (``create_graph=True``) so that the result can be
+differentiated again, as ``torch.func``'s; otherwise results are plain (detached)
+Tensors.
 
 ``jvp`` uses the double-VJP trick: ``u -> J^T u`` is linear in ``u``, so its VJP with
 the tangent ``t`` is ``J t``. It costs two backward passes and needs no forward-mode
@@ -108,6 +110,35 @@ def _tracking(args: Sequence[Any]) -> bool:
     return _depth.value > 0 or any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
+def _closes_over(outs: Sequence[Any], aliases: Sequence[Any]) -> bool:
+    """Whether the outputs depend on a tensor that requires grad other than the
+    transform's own aliases: a parameter the function closes over (a gradient penalty
+    on ``W`` in ``grad(lambda x: f(x, W))``). The results then stay differentiable, as
+    ``torch.func``'s do: detached, the penalty's gradient to ``W`` was silently 0."""
+    mine = {id(a) for a in aliases}
+    stack: list[Any] = []
+    for o in outs:
+        if isinstance(o, Tensor) and o.requires_grad:
+            if o._node is None:
+                if id(o) not in mine:
+                    return True
+            else:
+                stack.append(o._node)
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for e in node.edges:
+            if isinstance(e, Tensor):  # a leaf that requires grad
+                if id(e) not in mine:
+                    return True
+            elif e is not None:
+                stack.append(e)
+    return False
+
+
 def _split_aux(res: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
     if not has_aux:
         return res, None
@@ -153,11 +184,13 @@ def _value_and_grad_impl(
 ) -> tuple[Any, Any, Any]:
     nums = _normalize_argnums(argnums, len(args), who)
     keep = _tracking(args)
+    enabled = _grad_mode.is_grad_enabled()
     with _grad_mode.enable_grad(), _Transform():
         call = _aliased(args, nums, who)
         out, aux = _split_aux(f(*call, **kwargs), has_aux, who)
         if not isinstance(out, Tensor):
             raise TypeError(f"{who}: the function must return a Tensor, got {type(out).__name__}")
+        keep = keep or (enabled and _closes_over([out], [call[i] for i in nums]))
         if out.size != 1:
             raise ValueError(
                 f"{who}: the function must return a scalar (one-element) Tensor, got shape "
@@ -288,10 +321,12 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     if not primals:
         raise TypeError(f"{who}: needs at least one primal")
     keep = _tracking(primals)
+    enabled = _grad_mode.is_grad_enabled()
     with _grad_mode.enable_grad(), _Transform():
         xs = [_alias(_check_tensor(p, who, f"primal {i}")) for i, p in enumerate(primals)]
         res, aux = _split_aux(f(*xs), has_aux, who)
     outs, single = _as_outputs(res, who)
+    keep = keep or (enabled and _closes_over(outs, xs))
 
     def vjp_fn(cotangents: Any) -> tuple[Tensor, ...]:
         cts = [cotangents] if single else list(cotangents)
@@ -350,9 +385,11 @@ def jvp(
             shape = t.shape if isinstance(t, Tensor) else type(t).__name__
             raise ValueError(f"{who}: tangent {i} must be a Tensor of shape {p.shape}, got {shape}")
     keep = _tracking((*primals, *tangents))
+    enabled = _grad_mode.is_grad_enabled()
     with _grad_mode.enable_grad(), _Transform():
         xs = [_alias(p) for p in primals]
         outs, single = _as_outputs(f(*xs), who)
+        keep = keep or (enabled and _closes_over(outs, xs))
         # u_k: dummy cotangents; J^T u is linear in them
         us = [zeros_like(o).requires_grad_() for o in outs]
         # J^T u, one per primal, recorded so that it can be differentiated with respect to u
@@ -397,11 +434,13 @@ def jacobian(
     def jac_f(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args), who)
         keep = _tracking(args)
+        enabled = _grad_mode.is_grad_enabled()
         with _grad_mode.enable_grad(), _Transform():
             call = _aliased(args, nums, who)
             res, aux = _split_aux(f(*call, **kwargs), has_aux, who)
             outs, single = _as_outputs(res, who)
             xs = [call[i] for i in nums]
+            keep = keep or (enabled and _closes_over(outs, xs))
             per_out = []
             for o in outs:
                 n = o.size

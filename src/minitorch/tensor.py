@@ -419,6 +419,12 @@ class Tensor:
         Version counters still make backward refuse gradients that used a value the
         user has since changed, exactly as PyTorch does.
         """
+        if result.shape != self.shape:  # the other operand broadcast self to a new shape
+            raise RuntimeError(
+                f"{what}: the result has shape {result.shape}, which cannot be stored in "
+                f"place in a tensor of shape {self.shape}: in place, the other operand must "
+                f"broadcast to {self.shape}; compute it out of place (y = x + other)"
+            )
         if result.data.dtype != self.data.dtype:
             _check_inplace_cast(self, result, what)
             result = self.__array_namespace__().astype(result, self.data.dtype)
@@ -656,6 +662,7 @@ class Tensor:
         def __imod__(self, other: Operand) -> Tensor: ...
         def __invert__(self) -> Tensor: ...
         def __ior__(self, other: Operand) -> Tensor: ...
+        def __ipow__(self, other: Operand) -> Tensor: ...
         def __irshift__(self, other: Operand) -> Tensor: ...
         def __ixor__(self, other: Operand) -> Tensor: ...
         def __le__(self, other: Operand) -> Tensor: ...
@@ -722,7 +729,8 @@ def _check_inplace_cast(t: Tensor, result: Tensor, what: str) -> None:
             f"{what}: the result has dtype {t._backend.dtype_name(result.data.dtype)}, which "
             f"cannot be stored in place in a tensor of dtype "
             f"{t._backend.dtype_name(t.data.dtype)} (shape {t.shape}); compute it out of "
-            f"place (y = x + 0.5) or convert first (x = x.astype('float32'))"
+            f"place (y = x + other) or convert first (x = x.astype("
+            f"'{t._backend.dtype_name(result.data.dtype)}'))"
         )
 
 
@@ -810,12 +818,27 @@ def _host_data(data: Any) -> np.ndarray:
         arr = np.asarray(data)
     except ValueError as exc:  # NumPy >= 1.24 refuses ragged nested lists
         arr, cause = np.empty(0, dtype=object), exc
+    # 2**63 alone reads as uint64 on NumPy (which array-api-strict then wrapped to -2**63)
+    if (arr.dtype == object or arr.dtype == np.uint64) and _too_big(data):
+        raise OverflowError(
+            "tensor(): a Python int does not fit in int64 (the largest integer dtype); "
+            "give a float (1e20) for a float tensor"
+        )
     if arr.dtype == object:
         raise TypeError(
             "tensor(): could not make a rectangular array of numbers from the data "
             "(ragged nested lists, or Tensors inside a list?)"
         ) from cause
     return arr
+
+
+def _too_big(data: Any) -> bool:
+    """Whether ``data`` (numbers, nested lists) holds an int beyond int64's range."""
+    if isinstance(data, int) and not isinstance(data, bool):
+        return not -(2**63) <= data < 2**63
+    if isinstance(data, list | tuple):
+        return any(_too_big(d) for d in data)
+    return False
 
 
 def _fresh_array(data: Any, be: Backend, dt: Any, device: Any) -> Any:
@@ -875,14 +898,17 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         if len(datas) == 2 and op.promote == 0:
             x, y = datas
             fl = be.floating
-            if type(y) in _NUMBERS:
-                same = x.dtype in fl
+            if type(y) in _NUMBERS:  # a bool is an int to a non-bool tensor (promote)
+                same = x.dtype in fl and type(y) is not bool
             elif type(x) in _NUMBERS:
-                same = y.dtype in fl
+                same = y.dtype in fl and type(x) is not bool
             else:
                 dt = x.dtype
                 same = (dt is y.dtype or dt == y.dtype) and dt in fl
             if not same:
+                inputs = promote(be, datas, 0, op.promote_float)
+        elif len(datas) == 1:  # exp(x): only an integer or boolean x is converted
+            if type(datas[0]) not in _NUMBERS and datas[0].dtype not in be.floating:
                 inputs = promote(be, datas, 0, op.promote_float)
         else:
             inputs = promote(be, datas, op.promote, op.promote_float)
@@ -906,7 +932,7 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             raise _complex_error(op, args)
         _init(res, out, be, None)
     else:
-        _init(res, out, be, record(op, params, saved, edges, out, be, args, datas))
+        _init(res, out, be, record(op, params, saved, edges, out, be, args, inputs))
     return res
 
 

@@ -598,7 +598,14 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
     native = is_array_of(data, be)
     if not native and not isinstance(data, np.ndarray):
         given = f"a {type(data).__name__}, which NumPy reads as"
-        data = to_host(data)
+        try:
+            data = to_host(data)
+        except (ValueError, OverflowError) as exc:  # ragged lists; ints beyond int64
+            raise TypeError(
+                f"cannot make a tensor from a {type(data).__name__}: NumPy refused it "
+                f"({exc}); give numbers within int64 or float64, (nested) lists of equal "
+                f"lengths, or an array of numbers"
+            ) from exc
     else:
         given = "an array of"
     if isinstance(data, np.ndarray) and data.dtype.kind not in "biufc":

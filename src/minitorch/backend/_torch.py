@@ -69,7 +69,34 @@ def _current_index(kind: str) -> int | None:
 
 
 def _parse_device(d: Any) -> Any:
-    return torch.device(resolve_device(str(torch.device(d)), _current_index))
+    dev = torch.device(resolve_device(str(torch.device(d)), _current_index))
+    _check_available(dev)
+    return dev
+
+
+def _check_available(dev: Any) -> None:
+    """Refuse an accelerator that this torch cannot reach, when it is named (torch itself
+    fails only at the first tensor, with an AssertionError from deep inside)."""
+    kind = dev.type
+    if kind in ("cpu", "meta"):
+        return
+    module = torch.backends.mps if kind == "mps" else getattr(torch, kind, None)
+    is_available = getattr(module, "is_available", None)
+    if is_available is None:
+        return  # a kind torch knows no module for: torch decides when it is used
+    if not is_available():
+        raise ValueError(
+            f"torch {torch.__version__} cannot use device {str(dev)!r} here: "
+            f"torch.{'backends.mps' if kind == 'mps' else kind}.is_available() is False "
+            f"(a build of torch without it, or no such device or driver on this machine); "
+            f"leave device= out (or 'cpu') to work on the CPU"
+        )
+    count = getattr(module, "device_count", None)
+    if dev.index is not None and count is not None and dev.index >= count():
+        raise ValueError(
+            f"torch has no device {str(dev)!r}: this machine has {count()} {kind} "
+            f"device(s), {kind}:0 to {kind}:{count() - 1}"
+        )
 
 
 def precision_scoped(fn: Callable[..., Any], flags: Any, value: str) -> Callable[..., Any]:

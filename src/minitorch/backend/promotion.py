@@ -50,6 +50,8 @@ def promote(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any
     for i in range(start, len(datas)):
         d = datas[i]
         if type(d) in _NUMBERS:
+            if type(d) is bool:  # True with a non-bool tensor: 1 (see _cast)
+                return _cast(be, datas, start, divide)
             continue
         dt = d.dtype
         if first is None:
@@ -68,19 +70,28 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
         return datas
     kinds = [_kind(xp, a.dtype) for a in arrays]
     top = max(kinds)
+    if top > 0 and any(type(d) is bool for d in datas[start:]):
+        # `int_tensor * True`: the bool as the int 1, which every backend takes (the
+        # Array API and array-api-strict take a Python bool only with bool arrays)
+        datas = [int(d) if i >= start and type(d) is bool else d for i, d in enumerate(datas)]
     if top == 3:
         return datas
     numbers = [d for d in datas[start:] if type(d) in _NUMBERS]
     if top == 2:
         floats = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 2]
-        target = be.dtypes["float64"] if be.dtypes.get("float64") in floats else floats[0]
+        # the widest (float16 with float32: float32, whichever comes first)
+        target = max(floats, key=lambda d: xp.finfo(d).bits)
     elif divide or any(type(n) is float for n in numbers):
         target = be.dtype
     elif top == 1:
         ints = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 1]
         if all(i == ints[0] for i in ints):
             target = ints[0]
-        else:  # int32 with int64: the Array API's rule, which every backend follows
+        elif all(xp.iinfo(i).min < 0 for i in ints):
+            # int32 with int64: int64 (the Array API), where torch would count a 0-d
+            # int64 tensor as a number and wrap the result in int32
+            target = max(ints, key=lambda d: xp.iinfo(d).bits)
+        else:  # signed with unsigned: left to the backend
             return datas
     elif any(type(n) is int for n in numbers):
         target = be.dtypes["int64"]

@@ -203,21 +203,35 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
     ``backend``, or the current one, where there is no Tensor)."""
     first = _first_tensor(args)
     be = first._backend if first is not None else backend or get_backend()
-    ref_dtype = None
+    ref_dtype = ref_int = None
     for a in args:
         if isinstance(a, Tensor) and be.xp.isdtype(a.data.dtype, "real floating"):
             ref_dtype = a.data.dtype
             break
+    if ref_dtype is None and op.promote is not None:
+        # maximum(int32 tensor, 2): int32, as `int32 tensor + 2` (a Python number takes
+        # the tensor's dtype) where the number became an int64 array before
+        ref_int = next(
+            (
+                a.data.dtype
+                for a in args
+                if isinstance(a, Tensor) and be.xp.isdtype(a.data.dtype, "integral")
+            ),
+            None,
+        )
     # where(c, 1.0, 2.0): the values are numbers, and so become arrays (of the default
     # float dtype), as in PyTorch; xp.where of two numbers differs between backends
     value_tensor = _first_tensor(args[op.promote or 0 :]) is not None
     out: list[Any] = []
-    for a in args:
+    values = op.promote or 0  # where(True, x, y): the condition is not a value
+    for i, a in enumerate(args):
         if isinstance(a, np.generic):
             # NumPy scalars act as Python numbers: `float32 tensor * np.float64(2)` stays
             # float32 (NumPy's NEP 50 would upcast it; strict and JAX refuse them).
             a = a.item()
-        scalar_ok = isinstance(a, bool | int | float) and op.scalars and value_tensor
+        scalar_ok = (
+            isinstance(a, bool | int | float) and op.scalars and value_tensor and i >= values
+        )
         if isinstance(a, Tensor) or scalar_ok:
             out.append(a)
             continue
@@ -225,9 +239,14 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
             dt = be.dtypes["bool"]
         elif isinstance(a, float) or (isinstance(a, int) and ref_dtype is not None):
             dt = ref_dtype if ref_dtype is not None else be.dtype
+        elif isinstance(a, int) and ref_int is not None:
+            dt = ref_int
         elif isinstance(a, list | tuple) and ref_dtype is not None:
-            arr = np.asarray(a)
-            dt = ref_dtype if arr.dtype.kind in "fiu" else None
+            try:
+                kind = np.asarray(a).dtype.kind
+            except ValueError:  # ragged: as_array below says so, naming the op
+                kind = "O"
+            dt = ref_dtype if kind in "fiu" else None
         elif isinstance(a, complex):
             # the complex tensor's dtype (complex64 * 1j stays complex64, the standard)
             dt = next(
@@ -241,7 +260,11 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
         else:
             dt = None
         device = first.device if first is not None else be.device
-        out.append(Tensor._make(as_array(a, be, dt, device), be, None))
+        try:
+            arr = as_array(a, be, dt, device)
+        except TypeError as exc:  # not numbers: say which op was given them
+            raise TypeError(f"{op.name}: {exc}") from exc
+        out.append(Tensor._make(arr, be, None))
     return out
 
 
@@ -277,6 +300,11 @@ def call(
         missing = [p for p in pnames if p not in params]
         if missing:
             raise TypeError(f"{op.name}() missing parameter(s): {', '.join(missing)}")
+        for k, v in params.items():
+            if isinstance(v, np.generic) or (
+                type(v) in (tuple, list) and any(isinstance(e, np.generic) for e in v)
+            ):
+                params[k] = _plain(v)
     else:
         params = _EMPTY
     if op.prepare is not None:
@@ -288,7 +316,21 @@ def call(
     return apply(op, as_tensor_args(op, tensors, backend), params)
 
 
-_PROMOTE: dict[str | None, int | None] = {None: None, "operands": 0, "values": 1, "division": 0}
+def _plain(v: Any) -> Any:
+    """A parameter with NumPy scalars as the Python numbers they stand for
+    (``sum(x, axis=np.int64(1))``, ``keepdims=np.True_``), in a tuple or list too."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return type(v)(e.item() if isinstance(e, np.generic) else e for e in v)
+
+
+_PROMOTE: dict[str | None, int | None] = {
+    None: None,
+    "operands": 0,
+    "values": 1,
+    "division": 0,
+    "float": 0,
+}
 
 
 def defop(
@@ -350,7 +392,9 @@ def defop(
         Cast the tensor inputs to one dtype first, by minitorch's promotion table
         (:mod:`minitorch.backend.promotion`): ``"operands"`` (all of them),
         ``"values"`` (all but the first, as ``where``'s condition), ``"division"``
-        (all, and integers to the default float dtype).
+        (all, and integers to the default float dtype), ``"float"`` (the same, for a
+        function of real numbers such as ``exp``: an integer or boolean input is
+        converted to the default float dtype first, as in PyTorch).
     facts : Facts, optional
         What the generic tests, ``minitorch check`` and the docs need to know.
     doc : str, optional
@@ -416,7 +460,7 @@ def defop(
         api=api,
         module=module,
         promote=_PROMOTE[promote],
-        promote_float=promote == "division",
+        promote_float=promote in ("division", "float"),
         public=public,
     )
     fn = _public_function(op, sig, skip, doc or target.__doc__)
@@ -553,6 +597,10 @@ def tensor_method(name: str, *, as_property: bool = False) -> Callable[[Any], An
     return bind
 
 
+#: what an operator leaves to Python (NotImplemented), as PyTorch's do: never a number
+_NOT_OPERANDS = (str, bytes, dict, set, frozenset)
+
+
 def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callable[..., Any]:
     """``tensor <op> other``: straight to ``apply`` when ``other`` is a Tensor too (the
     hot path of every model) or a Python number the op takes (``x * 0.5``), else
@@ -563,6 +611,10 @@ def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callab
         t = type(other)
         if t is Tensor or (scalars and (t is float or t is int)):  # a subclass: fn's path
             return apply(op, (self, other), params)
+        if other is None or isinstance(other, _NOT_OPERANDS):
+            # Python's own answer: `x == None` is False, `x + "a"` a TypeError naming
+            # the operator and both types
+            return NotImplemented
         return fn(self, other)
 
     method.__name__ = fn.__name__
@@ -582,6 +634,8 @@ def _reflected(
         t = type(other)
         if fast is not None and (t is float or t is int):
             return apply(op, (other, self), fast)
+        if other is None or isinstance(other, _NOT_OPERANDS):
+            return NotImplemented
         return fn(other, self)
 
     r.__name__ = f"r{fn.__name__}"

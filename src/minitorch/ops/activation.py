@@ -38,6 +38,7 @@ relu = defop(
     _relu,
     _relu_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.relu(x),
         samples=UNARY,
@@ -78,6 +79,7 @@ leaky_relu = defop(
     _leaky_relu,
     _leaky_relu_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x, negative_slope=0.01: torch.nn.functional.leaky_relu(x, negative_slope),
         samples=(*UNARY, Sample(((3, 4),), {"negative_slope": 0.2})),
@@ -105,6 +107,7 @@ sigmoid = defop(
     _sigmoid,
     _sigmoid_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.sigmoid(x),
         samples=UNARY,
@@ -131,6 +134,7 @@ tanh = defop(
     _tanh,
     _tanh_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.tanh(x), samples=UNARY, kind="unary", formula="g*(1-tanh^2)"
     ),
@@ -172,8 +176,10 @@ def _gelu_vjp(
         pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
         return (g * (part + x * pdf),)
     # 0.5 (1 + t) + (1 - t^2) * x (c/2 + 3ac/2 x^2), c = sqrt(2/pi), a = 0.044715
-    slope = x * (_GELU_K1 + _GELU_K3 * (x * x))
-    return (g * ((0.5 + 0.5 * part) + (1.0 - part * part) * slope),)
+    # (1 - t^2) * x first, as PyTorch: where t = +-1 it is 0 before x * (...) overflows
+    # (x = 1e120 gave 0 * inf = nan)
+    slope = ((1.0 - part * part) * x) * (_GELU_K1 + _GELU_K3 * (x * x))
+    return (g * ((0.5 + 0.5 * part) + slope),)
 
 
 gelu = defop(
@@ -181,6 +187,7 @@ gelu = defop(
     _gelu,
     _gelu_vjp,
     method=True,
+    promote="float",
     derived=(1,),
     facts=Facts(
         ref=lambda torch, x, approximate="none": torch.nn.functional.gelu(
@@ -212,6 +219,7 @@ softplus = defop(
     _softplus,
     _softplus_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.nn.functional.softplus(x),
         samples=UNARY,
@@ -231,6 +239,7 @@ silu = defop(
     "silu",
     compose=_silu,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.nn.functional.silu(x),
         samples=UNARY,
@@ -258,6 +267,7 @@ mish = defop(
     _mish,
     _mish_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.nn.functional.mish(x),
         samples=UNARY,
@@ -273,8 +283,8 @@ def _hardtanh(
 ) -> tuple[Any, tuple[Any, ...]]:
     """``x`` clamped to ``[min_val, max_val]``, as ``torch.nn.functional.hardtanh``; the
     gradient is 0 at the two corners (PyTorch's subgradient)."""
-    if not min_val < max_val:
-        raise ValueError(f"hardtanh: min_val must be below max_val, got {min_val}, {max_val}")
+    if not min_val <= max_val:
+        raise ValueError(f"hardtanh: min_val must not be above max_val, got {min_val}, {max_val}")
     return xp.minimum(xp.maximum(x, float(min_val)), float(max_val)), (x,)
 
 
@@ -287,7 +297,8 @@ def _hardtanh_vjp(
     max_val: float = 1.0,
 ) -> tuple[Any]:
     (x,) = saved
-    return (xp.where((x > min_val) & (x < max_val), g, 0.0),)
+    # 0 at and beyond the corners, g elsewhere: a nan x passes g, as in PyTorch
+    return (xp.where((x <= min_val) | (x >= max_val), 0.0, g),)
 
 
 hardtanh = defop(
@@ -295,6 +306,7 @@ hardtanh = defop(
     _hardtanh,
     _hardtanh_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x, min_val=-1.0, max_val=1.0: torch.nn.functional.hardtanh(
             x, min_val, max_val

@@ -1366,10 +1366,11 @@ def _vector_norm(
     if isinstance(ord, bool) or not isinstance(ord, int | float):
         raise InputError(f"vector_norm: ord must be a number (or +-inf), got {ord!r}")
     axes = normalize_axes(axis, x.ndim, "vector_norm")
-    if math.isinf(ord) and x.ndim and math.prod(x.shape[a] for a in axes) == 0:
+    if (math.isinf(ord) or ord < 0) and x.ndim and math.prod(x.shape[a] for a in axes) == 0:
         raise InputError(
-            f"vector_norm: the {ord} norm of no elements does not exist (a maximum over "
-            f"nothing), over axes {axes} of shape {tuple(x.shape)}"
+            f"vector_norm: the {ord} norm of no elements does not exist (a maximum or "
+            f"minimum over nothing, or 0 to a negative power), over axes {axes} of shape "
+            f"{tuple(x.shape)}"
         )
     out = xp.asarray(xp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord))
     return out, (x, out, axes)
@@ -1457,7 +1458,17 @@ def _matrix_norm(x: Any, keepdims: bool = False, ord: Any = "fro") -> Any:
         raise OpError(f"matrix_norm: ord must be one of {_MATRIX_ORDS}, got {ord!r}")
     if ord == "fro":
         return vector_norm(x, (-2, -1), keepdims)
-    if ord in ("nuc", 2, -2):
+    if 0 in x.shape[-2:]:  # matrices with no entries: 0, as PyTorch, where it exists
+        # the smallest column sum (-1) of no columns, row sum (-inf) of no rows, or
+        # singular value (-2) of none
+        counts = {-1: x.shape[-1], -math.inf: x.shape[-2], -2: 0}
+        if counts.get(ord, 1) == 0:
+            raise OpError(
+                f"matrix_norm: the {ord} norm of an empty matrix does not exist (a minimum "
+                f"over nothing), got {describe(x)}"
+            )
+        out = _sum(_abs(x), axis=(-2, -1))  # zeros, with a (zero) gradient
+    elif ord in ("nuc", 2, -2):
         s = svdvals(x)
         out = _sum(s, axis=-1) if ord == "nuc" else (_max if ord == 2 else _min)(s, axis=-1)
     else:
@@ -1506,7 +1517,10 @@ def _matrix_power(x: Any, n: int) -> Any:
         raise OpError(f"matrix_power needs (a stack of) square matrices, got {describe(x)}")
     n = int(n)
     if n < 0:
-        x, n = inv(x), -n
+        try:
+            x, n = inv(x), -n
+        except OpError as exc:  # a singular matrix: say which call needed the inverse
+            raise OpError(f"matrix_power with n={n} needs the inverse: {exc}") from exc
     if n == 0:  # the identity, connected to x with a zero gradient (x * 0 would put
         # nan where x is inf or nan; PyTorch gives the identity there too)
         xp, be, shape = x._backend.xp, x._backend, tuple(x.shape)

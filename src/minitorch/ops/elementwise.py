@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..tensor import Tensor
-from ._registry import Facts, Sample, defop
+from ._registry import Facts, InputError, Sample, defop
 
 # Samples shared by the binary ops: shapes that broadcast in every way.
 BINARY = (
@@ -131,7 +131,9 @@ def _div(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
 def _div_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
     x, y = saved
     gx = g / y if needs[0] else None
-    gy = -(g * x) / (y * y) if needs[1] else None
+    # -g * x / y^2 as PyTorch orders it, (x / y) / y: y * y overflows or underflows
+    # long before the gradient does (y = 2e20 in float32 gave -0 for -2.5e-21)
+    gy = -(g * ((x / y) / y)) if needs[1] else None
     return gx, gy
 
 
@@ -248,6 +250,7 @@ exp = defop(
     _exp,
     _exp_vjp,
     method=True,
+    promote="float",
     facts=Facts(ref=lambda torch, x: torch.exp(x), samples=UNARY, kind="unary", formula="g*exp(x)"),
 )
 
@@ -267,6 +270,7 @@ log = defop(
     _log,
     _log_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.log(x),
         samples=UNARY,
@@ -293,6 +297,7 @@ sqrt = defop(
     _sqrt,
     _sqrt_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.sqrt(x),
         samples=UNARY,
@@ -330,6 +335,7 @@ rsqrt = defop(
     _rsqrt,
     _rsqrt_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.rsqrt(x),
         samples=UNARY,
@@ -356,6 +362,7 @@ sin = defop(
     _sin,
     _sin_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.sin(x),
         samples=UNARY,
@@ -381,6 +388,7 @@ cos = defop(
     _cos,
     _cos_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.cos(x),
         samples=UNARY,
@@ -491,12 +499,33 @@ def _clip(
     """Clamp to ``[min, max]``; the gradient passes where ``min <= x <= max`` (as PyTorch)."""
     out = x
     # an integer or boolean x keeps its dtype (the standard): its bounds stay ints
-    cast: Any = float if xp.isdtype(x.dtype, "real floating") else int
+    floating = xp.isdtype(x.dtype, "real floating")
     if min is not None:
-        out = xp.maximum(out, cast(min))
+        out = xp.maximum(out, _bound(min, "min", floating, x.dtype))
     if max is not None:
-        out = xp.minimum(out, cast(max))
+        out = xp.minimum(out, _bound(max, "max", floating, x.dtype))
     return out, (x,)
+
+
+def _bound(v: Any, name: str, floating: bool, dtype: Any) -> float | int:
+    """``clip``'s bound ``v`` as a Python number of x's kind, or a clear error: a
+    fractional bound of an integer tensor would be cut to an int (clip(x, min=0.5) left
+    a 0 below it)."""
+    if getattr(v, "ndim", 0) != 0 or isinstance(v, str | bytes):
+        raise InputError(
+            f"clip: {name} must be a number (or None), got {type(v).__name__}"
+            f"{' of shape ' + str(tuple(v.shape)) if hasattr(v, 'shape') else ''}; for "
+            f"bounds that vary by element use maximum(minimum(x, hi), lo)"
+        )
+    f = float(v)
+    if floating:
+        return f
+    if f != f or f in (math.inf, -math.inf) or f != int(f):
+        raise InputError(
+            f"clip: {name}={v!r} is not an integer, and x has dtype {dtype}: convert x "
+            f"to a float dtype first (x.astype('float32').clip(...)), as PyTorch would"
+        )
+    return int(f)
 
 
 def _clip_vjp(
@@ -858,6 +887,7 @@ log1p = defop(
     _log1p,
     _log1p_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.log1p(x),
         samples=UNARY,
@@ -885,6 +915,7 @@ erf = defop(
     _erf,
     _erf_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x: torch.special.erf(x),
         samples=UNARY,

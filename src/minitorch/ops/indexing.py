@@ -490,7 +490,8 @@ def _embedding_vjp(
     xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
 ) -> tuple[None, Any]:
     flat, v, d = saved
-    return None, xp.scatter_add(v, flat, xp.reshape(g, (-1, d)))
+    # one row of g per index (not -1: a reshape to (-1, 0) is ambiguous)
+    return None, xp.scatter_add(v, flat, xp.reshape(g, (flat.shape[0], d)))
 
 
 def _embedding_sample(rng: Any) -> tuple[Any, ...]:

@@ -20,6 +20,11 @@ from .reduction import mean, normalize_axes
 
 def _one_axis(x: Any, axis: int, op: str) -> int | None:
     """The softmax family's ``axis`` checked; ``None`` for a 0-d tensor (one element)."""
+    if axis is None or isinstance(axis, tuple | list):  # normalize_axes takes these
+        raise OpError(
+            f"{op}: axis must be one int (the axis to normalise along), got {axis!r}; "
+            f"for all the elements at once, reshape first: {op}(x.reshape(-1)).reshape(x.shape)"
+        )
     axes = normalize_axes(axis, x.ndim, op)
     return axes[0] if axes else None
 
@@ -54,6 +59,7 @@ softmax = defop(
     _softmax,
     _softmax_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x, axis=-1: torch.softmax(x, dim=axis),
         samples=SOFT,
@@ -101,6 +107,7 @@ log_softmax = defop(
     _log_softmax,
     _log_softmax_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x, axis=-1: torch.log_softmax(x, dim=axis),
         samples=SOFT,
@@ -561,6 +568,7 @@ def _mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
 
 mse_loss = defop(
     "mse_loss",
+    nin=2,
     compose=_mse_loss,
     facts=Facts(
         ref=lambda torch, x, y, reduction="mean": torch.nn.functional.mse_loss(
@@ -585,8 +593,14 @@ def _dropout(
     without one, from the seeded :data:`minitorch.default_generator`); the gradient
     flows through the kept elements.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")
+    if not x._backend.xp.isdtype(x.dtype, "real floating"):
+        raise OpError(
+            f"dropout: needs a floating-point tensor, got dtype "
+            f"{x._backend.dtype_name(x.dtype)} (the kept elements are scaled by 1/(1-p)); "
+            f"convert it first (x.astype('float32'))"
+        )
     rng = host_rng(generator, "dropout")
     if not training:
         return x  # as PyTorch: the input itself

@@ -19,6 +19,7 @@ import numpy as np
 from ..tensor import Operand, Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
 from .elementwise import BINARY, SPECIAL, UNARY, _booleans, _is_scalar
+from .elementwise import pow as _pow_op
 
 Fwd = Callable[..., tuple[Any, tuple[Any, ...]]]
 Grads = tuple[Any, ...]
@@ -68,6 +69,7 @@ def _unary(
         fwd,
         vjp,
         method=True,
+        promote="float",
         facts=Facts(
             ref=lambda torch, x: getattr(torch, name)(x),
             samples=UNARY,
@@ -164,6 +166,8 @@ def _rounding(name: str, doc: str, kinks: tuple[float, ...]) -> Callable[..., Te
     zero (the function is piecewise constant), as PyTorch's."""
 
     def fwd(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
+        if xp.isdtype(x.dtype, "bool"):  # as an integer (NumPy's round gave float16)
+            return xp.asarray(x, copy=True), ()
         return getattr(xp, name)(x), ()
 
     def vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> Grads:
@@ -310,7 +314,11 @@ def _atan2(xp: Any, x1: Any, x2: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _atan2_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> Grads:
     x1, x2 = saved
-    w = g / (x1 * x1 + x2 * x2)
+    # 0 where x1^2 + x2^2 is 0 (at the origin, or underflowed), as PyTorch: the
+    # division there is by a 1 (a nan gradient to the where's other branch otherwise)
+    r2 = x1 * x1 + x2 * x2
+    at_zero = r2 == 0.0
+    w = xp.where(at_zero, 0.0, g / xp.where(at_zero, 1.0, r2))
     return (w * x2 if needs[0] else None), (-(w * x1) if needs[1] else None)
 
 
@@ -597,6 +605,7 @@ def _inplace(attr: str, symbol: str, fn: Callable[..., Tensor]) -> None:
     tensor_method(attr)(method)
 
 
+_inplace("__ipow__", "**", _pow_op)  # in place, as PyTorch's (`@=` is not, there either)
 _inplace("__ifloordiv__", "//", floor_divide)
 _inplace("__imod__", "%", remainder)
 _inplace("__iand__", "&", bitwise_and)

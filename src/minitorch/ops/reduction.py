@@ -142,6 +142,7 @@ mean = defop(
     _mean,
     _mean_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x, axis=None, keepdims=False: (
             torch.mean(x, dim=axis, keepdim=keepdims)
@@ -254,7 +255,21 @@ def _var(
     axes = normalize_axes(axis, x.ndim, "var")
     if 0 in x.shape:  # nan over nothing, or an empty result (without the warnings)
         return _filled(xp, x, axes, keepdims, math.nan), (x, axes)
-    return xp.var(x, axis=axes, keepdims=keepdims, correction=correction), (x, axes)
+    return _variance(xp, x, axes, keepdims, correction), (x, axes)
+
+
+def _variance(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool, correction: float) -> Any:
+    """``xp.var``, but for what array-api-compat's torch ``var`` gets wrong or refuses:
+    over no axis (a 0-d x: 0 where PyTorch and the formula give nan for a correction of
+    1) and a fractional correction. There it is the formula, ``sum((x - mean)^2) /
+    (n - correction)``, a divisor of 0 or less giving nan or inf as in PyTorch."""
+    if axes and float(correction).is_integer():
+        return xp.var(x, axis=axes, keepdims=keepdims, correction=correction)
+    n = math.prod(x.shape[i] for i in axes)
+    d = x - xp.mean(x, axis=axes, keepdims=True)
+    ss = xp.sum(d * d, axis=axes, keepdims=keepdims)
+    div = builtins.max(n - correction, 0)
+    return ss / div if div else ss * math.inf  # 0 * inf: nan, as 0 / 0
 
 
 def _var_vjp(
@@ -309,6 +324,7 @@ var = defop(
     _var,
     _var_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=_torch_spread("var"),
         samples=SPREAD,
@@ -326,8 +342,10 @@ def _std(
     axes = normalize_axes(axis, x.ndim, "std")
     if 0 in x.shape:  # nan over nothing, or an empty result (without the warnings)
         out = _filled(xp, x, axes, keepdims, math.nan)
-    else:
+    elif axes and float(correction).is_integer():
         out = xp.std(x, axis=axes, keepdims=keepdims, correction=correction)
+    else:
+        out = xp.sqrt(_variance(xp, x, axes, keepdims, correction))
     return out, (x, out, axes)
 
 
@@ -358,6 +376,7 @@ std = defop(
     _std,
     _std_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=_torch_spread("std"),
         samples=SPREAD,
@@ -412,6 +431,7 @@ logsumexp = defop(
     _logsumexp,
     _logsumexp_vjp,
     method=True,
+    promote="float",
     facts=Facts(
         ref=lambda torch, x, axis=None, keepdims=False: torch.logsumexp(
             x, dim=tuple(range(x.ndim)) if axis is None else axis, keepdim=keepdims

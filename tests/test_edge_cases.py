@@ -1,0 +1,308 @@
+"""Edge cases where minitorch gave a wrong value, a wrong refusal or a library's bare
+error, each found by random differential checks against PyTorch float64 and NumPy:
+PyTorch is the reference, or the error must name the op and what to do."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitorch
+from minitorch.errors import OpError
+
+torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
+
+
+def _f64(values: Any, backend: Any, dtype: str = "float64") -> minitorch.Tensor:
+    arr = backend.from_numpy(np.asarray(values), backend.dtypes[dtype], backend.device)
+    return minitorch.Tensor._make(arr, backend, None).requires_grad_(dtype.startswith("float"))
+
+
+def _np(t: Any) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy()
+    return np.asarray(minitorch.tensor(t).to("numpy").data)
+
+
+# ------------------------------------------------------------------ in place
+@pytest.mark.parametrize(
+    "step",
+    [
+        lambda x, o: x.add_(o),
+        lambda x, o: x.mul_(o),
+        lambda x, o: x.__iadd__(o),
+        lambda x, o: x.__isub__(o),
+        lambda x, o: x.__itruediv__(o),
+        lambda x, o: x.__ipow__(o),
+    ],
+)
+def test_in_place_refuses_to_change_the_shape(step: Any, backend: Any) -> None:
+    """x += y where y broadcasts x to a larger shape: PyTorch refuses; minitorch made x
+    the larger tensor (a parameter changed shape under no_grad)."""
+    x = _f64([1.0, 2.0], backend).detach()
+    with pytest.raises(RuntimeError, match=r"has shape \(2, 2\).*tensor of shape \(2,\)"):
+        step(x, _f64([[1.0], [2.0]], backend).detach())
+    assert x.shape == (2,) and x._version == 0
+    step(x, _f64([3.0], backend).detach())  # broadcasting to x's own shape stays
+    assert x.shape == (2,) and x._version == 1
+
+
+def test_pow_in_place_is_in_place_as_in_pytorch(backend: Any) -> None:
+    a = _f64([1.0, 2.0], backend)
+    b = a * 1.0
+    alias = b
+    b **= 3
+    assert b is alias and b._version == 1
+    b.sum().backward()
+    np.testing.assert_allclose(_np(a.grad), [3.0, 12.0])
+
+
+# ------------------------------------------------------------------ gradients
+def _grads(fn: Any, values: list[list[float]], backend: Any) -> tuple[list[Any], list[Any]]:
+    ours = [_f64(v, backend) for v in values]
+    fn(minitorch, *ours).sum().backward()
+    ref = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    fn(torch, *ref).sum().backward()
+    return [_np(t.grad) for t in ours], [_np(t.grad) for t in ref]
+
+
+@pytest.mark.parametrize(
+    "x, y",
+    [([1e20], [2e20]), ([0.0], [1e-200]), ([1e-200], [1e-200]), ([math.inf], [1e200])],
+)
+def test_div_gradient_does_not_square_the_divisor(x: Any, y: Any, backend: Any) -> None:
+    """-g x / y^2 as (x / y) / y: y * y overflowed or underflowed first (-0 for 2e20 in
+    float32, inf or nan in float64)."""
+    ours, ref = _grads(lambda lib, a, b: a / b, [x, y], backend)
+    for o, r in zip(ours, ref, strict=True):
+        np.testing.assert_array_equal(o, r)
+    y32 = minitorch.tensor(np.float32([2e20]), requires_grad=True)
+    (minitorch.tensor(np.float32([1e20])) / y32).sum().backward()
+    np.testing.assert_allclose(_np(y32.grad), [-2.5e-21], rtol=1e-6)
+
+
+@pytest.mark.parametrize("x1, x2", [([0.0], [0.0]), ([1e-200], [1e-200]), ([-0.0], [0.0])])
+def test_atan2_gradient_at_the_origin_is_zero(x1: Any, x2: Any, backend: Any) -> None:
+    """PyTorch's 0 where x1^2 + x2^2 is 0 (or underflows); it was nan or inf."""
+    ours, ref = _grads(lambda lib, a, b: lib.atan2(a, b), [x1, x2], backend)
+    for o, r in zip(ours, ref, strict=True):
+        np.testing.assert_array_equal(o, r)
+
+
+def test_hardtanh_passes_a_nan_gradient_and_takes_equal_bounds(backend: Any) -> None:
+    x = [math.nan, -2.0, 0.25, 0.5, 3.0]
+    ours, ref = _grads(
+        lambda lib, a: (minitorch if lib is minitorch else torch.nn.functional).hardtanh(
+            a, 0.0, 0.5
+        ),
+        [x],
+        backend,
+    )
+    np.testing.assert_array_equal(ours[0], ref[0])  # nan passes g, as in PyTorch
+    flat = minitorch.hardtanh(_f64([-1.0, 0.3, 2.0], backend), 0.3, 0.3)
+    np.testing.assert_array_equal(_np(flat), [0.3, 0.3, 0.3])
+
+
+def test_gelu_tanh_gradient_of_huge_inputs(backend: Any) -> None:
+    """(1 - t^2) * x first: x * (c + k x^2) overflowed to inf, and 0 * inf is nan."""
+    x = [1e120, -1e120, 1e150, 3.0]
+    with np.errstate(over="ignore"):  # x^3 in the forward's tanh: inf, tanh(inf) = 1
+        ours, ref = _grads(
+            lambda lib, a: (minitorch if lib is minitorch else torch.nn.functional).gelu(
+                a, approximate="tanh"
+            ),
+            [x],
+            backend,
+        )
+    np.testing.assert_allclose(ours[0], ref[0], rtol=1e-12)
+
+
+def test_embedding_of_zero_width_has_a_gradient(backend: Any) -> None:
+    w = _f64(np.zeros((4, 0)), backend)
+    idx = minitorch.tensor([1, 2]).to(backend.name, device=backend.device)
+    out = minitorch.embedding(idx, w)
+    out.sum().backward()
+    assert out.shape == (2, 0) and w.grad is not None and tuple(w.grad.shape) == (4, 0)
+
+
+def test_second_order_through_mixed_dtypes(backend: Any) -> None:
+    """float64 x times float32 y: the promoted copy of y was saved, and create_graph
+    treated it as a constant, so the cross term d/dy (d/dx sum(x * y)) was 0."""
+    x = _f64([1.0, 2.0], backend)
+    y = _f64(np.float32([3.0, 4.0]), backend, "float32")
+    (gx,) = minitorch.autograd.grad((x * y).sum(), x, create_graph=True)
+    assert gx.requires_grad
+    (gy,) = minitorch.autograd.grad(gx.sum(), y)
+    np.testing.assert_array_equal(_np(gy), [1.0, 1.0])
+
+
+# ------------------------------------------------------------------ values
+@pytest.mark.parametrize("correction", [0, 1, 0.5, 2, 3.5])
+@pytest.mark.parametrize("shape, axis", [((), None), ((), ()), ((3,), None), ((2, 3), 1)])
+@pytest.mark.parametrize("fn", ["var", "std"])
+def test_var_and_std_as_pytorch(
+    fn: str, shape: tuple[int, ...], axis: Any, correction: float, backend: Any
+) -> None:
+    """A 0-d tensor with correction 1: nan (the torch backend gave 0); a fractional
+    correction (the torch backend refused it)."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    dim = tuple(range(len(shape))) if axis is None or axis == () else axis
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # degrees of freedom <= 0: nan or inf, as here
+        ref = getattr(torch, fn)(torch.tensor(x), dim=dim, correction=correction)
+        ours = getattr(minitorch, fn)(_f64(x, backend), axis=axis, correction=correction)
+    np.testing.assert_allclose(_np(ours), _np(ref), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3), (0, 0), (2, 0, 3)])
+@pytest.mark.parametrize("ord", [1, -1, 2, -2, math.inf, -math.inf, "nuc", "fro"])
+def test_matrix_norm_of_empty_matrices(shape: Any, ord: Any, backend: Any) -> None:
+    """0 where PyTorch gives 0 (a max over nothing was refused); refused where PyTorch
+    refuses (a minimum over nothing), naming matrix_norm."""
+    try:
+        ref: Any = torch.linalg.matrix_norm(torch.zeros(shape, dtype=torch.float64), ord=ord)
+    except (RuntimeError, IndexError):  # torch: "Expected reduction dim ... non-zero size"
+        ref = None
+    x = _f64(np.zeros(shape), backend)
+    if ref is None:
+        with pytest.raises(OpError, match="matrix_norm"):
+            minitorch.linalg.matrix_norm(x, ord=ord)
+        return
+    out = minitorch.linalg.matrix_norm(x, ord=ord)
+    out.sum().backward()
+    np.testing.assert_array_equal(_np(out), _np(ref))
+
+
+def test_vector_norm_of_nothing_to_a_negative_power_is_refused(backend: Any) -> None:
+    """numpy and strict gave inf, torch refused with its own text."""
+    for o in (-1, -0.5):
+        with pytest.raises(OpError, match=r"vector_norm: the .* norm of no elements"):
+            minitorch.linalg.vector_norm(_f64(np.zeros(0), backend), ord=o)
+
+
+def test_clip_of_integers_refuses_a_fractional_bound(backend: Any) -> None:
+    """The bound was cut to an int: clip([0, 1, 3], min=0.5) kept the 0 below it."""
+    x = minitorch.tensor([0, 1, 3]).to(backend.name, device=backend.device)
+    np.testing.assert_array_equal(_np(minitorch.clip(x, min=1.0, max=2)), [1, 1, 2])
+    for bound in ({"min": 0.5}, {"max": -0.5}, {"min": math.nan}):
+        with pytest.raises(OpError, match=r"clip: m..=.* is not an integer.*astype"):
+            minitorch.clip(x, **bound)
+    with pytest.raises(OpError, match="clip: min must be a number"):
+        minitorch.clip(x, min=x)
+
+
+def test_dropout_refuses_integers_and_a_p_that_is_no_number(backend: Any) -> None:
+    ints = minitorch.tensor([10, 20, 30]).to(backend.name, device=backend.device)
+    with pytest.raises(OpError, match=r"dropout: needs a floating-point tensor.*int64"):
+        minitorch.dropout(ints, p=0.3)
+    for p in ("0.5", None, True):
+        with pytest.raises(ValueError, match="dropout: p must be a number in"):
+            minitorch.dropout(_f64([1.0], backend), p=p)
+
+
+def test_softmax_refuses_an_axis_that_is_not_one_int(backend: Any) -> None:
+    """None or a tuple silently meant the first axis."""
+    x = _f64(np.zeros((2, 3)), backend)
+    for fn in (minitorch.softmax, minitorch.log_softmax):
+        for axis in (None, (0, 1)):
+            with pytest.raises(OpError, match=r"softmax: axis must be one int"):
+                fn(x, axis=axis)
+
+
+# ------------------------------------------------------------------ arguments
+def test_numpy_scalars_as_parameters(backend: Any) -> None:
+    """np.int64(1) as an axis (and np.True_ as keepdims) was refused as 'not iterable'."""
+    x = _f64(np.arange(6.0).reshape(2, 3), backend)
+    one = np.int64(1)
+    assert minitorch.sum(x, axis=one).shape == (2,)
+    assert x.sum(one, keepdims=np.True_).shape == (2, 1)
+    assert minitorch.softmax(x, axis=one).shape == (2, 3)
+    assert minitorch.max(x, axis=(np.int32(0),)).shape == (3,)
+    assert minitorch.flip(x, axis=one).shape == (2, 3)
+    np.testing.assert_array_equal(_np(minitorch.diagonal(x, offset=one)), [1.0, 5.0])
+
+
+def test_a_python_bool_condition_and_python_bools_as_numbers(backend: Any) -> None:
+    """where(True, x, 0.0) and int_tensor * True were refused by torch and strict."""
+    x = _f64([1.0, 2.0], backend).detach()
+    np.testing.assert_array_equal(_np(minitorch.where(True, x, 0.0)), [1.0, 2.0])
+    np.testing.assert_array_equal(_np(minitorch.where(False, x, 0.0)), [0.0, 0.0])
+    ints = minitorch.tensor([1, 2]).to(backend.name, device=backend.device)
+    np.testing.assert_array_equal(_np(ints * True), [1, 2])
+    np.testing.assert_array_equal(_np(True - x), [0.0, -1.0])
+
+
+def test_operators_leave_what_is_no_number_to_python(backend: Any) -> None:
+    """As PyTorch's: x == None is False, x + "a" Python's TypeError."""
+    x = _f64([1.0], backend).detach()
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'Tensor'"):
+        x + "a"
+    with pytest.raises(TypeError, match="'<' not supported"):
+        x < None  # type: ignore[operator]  # noqa: B015
+
+
+def test_mse_loss_takes_a_target_that_is_not_a_tensor(backend: Any) -> None:
+    x = _f64([1.0, 2.0], backend)
+    loss = minitorch.mse_loss(x, [0.0, 4.0])
+    np.testing.assert_allclose(_np(loss), 2.5)
+    with pytest.raises(OpError, match=r"mse_loss: input \(2,\) and target \(\)"):
+        minitorch.mse_loss(x, 1.0)
+
+
+def test_data_that_is_no_array_names_the_op(backend: Any) -> None:
+    x = _f64([1.0], backend).detach()
+    with pytest.raises(TypeError, match="exp: cannot make a tensor from a list: NumPy refused"):
+        minitorch.exp([[1.0, 2.0], [3.0]])
+    with pytest.raises(TypeError, match="add: cannot make a tensor from a list"):
+        x.__add__([[1.0, 2.0], [3.0]])
+    with pytest.raises(TypeError, match="exp: cannot make a tensor from a str"):
+        minitorch.exp("abc")
+    with pytest.raises(OverflowError, match="does not fit in int64"):
+        minitorch.tensor([[1, 2], [3, 2**64]])
+
+
+def test_torch_refuses_a_device_it_cannot_reach_when_named() -> None:
+    """set_backend('torch', device='cuda') on a torch without CUDA succeeded, and the
+    first tensor raised torch's AssertionError from deep inside."""
+    if torch.cuda.is_available():
+        pytest.skip("this torch has a CUDA device")
+    with pytest.raises(ValueError, match=r"cannot use device 'cuda' here: torch.cuda.is_"):
+        minitorch.backend.resolve("torch", "float32", "cuda")
+    torch_cpu = minitorch.backend.resolve("torch", "float32")
+    with pytest.raises(ValueError, match="zeros: device='cuda' is not a device of the torch"):
+        minitorch.backend.on_device(torch_cpu, "cuda", "zeros")
+
+
+def test_transforms_stay_differentiable_in_closed_over_parameters(backend: Any) -> None:
+    """A gradient penalty on W through grad(lambda x: f(x, W)): the transforms detached
+    their results when only W (closed over) required grad, so the penalty's gradient
+    to W was silently 0; torch.func keeps it."""
+    rng = np.random.default_rng(0)
+    w, x = rng.standard_normal((2, 2)), rng.standard_normal((2, 2))
+    W, X = _f64(w, backend), _f64(x, backend).detach()
+    inner = minitorch.func.grad(lambda t: ((t @ W) ** 2).sum())(X)
+    ((X @ W).sum() + (inner**2).sum()).backward()
+    Wt, Xt = torch.tensor(w, requires_grad=True), torch.tensor(x)
+    inner_t = torch.func.grad(lambda t: ((t @ Wt) ** 2).sum())(Xt)
+    ((Xt @ Wt).sum() + (inner_t**2).sum()).backward()
+    np.testing.assert_allclose(_np(W.grad), _np(Wt.grad), rtol=1e-12)
+    F = minitorch.func
+    assert F.jacobian(lambda t: (t @ W).sum(axis=0))(X).requires_grad
+    assert F.vjp(lambda t: t @ W, X)[0].requires_grad
+    assert F.jvp(lambda t: t @ W, (X,), (X,))[1].requires_grad
+    assert F.hessian(lambda t: ((t @ W) ** 3).sum())(X).requires_grad
+    # nothing that requires grad: plain results, as before
+    assert not F.grad(lambda t: (t * t).sum())(X).requires_grad
+    with minitorch.no_grad():
+        assert not F.grad(lambda t: ((t @ W) ** 2).sum())(X).requires_grad
+
+
+def test_matrix_power_of_a_singular_matrix_names_matrix_power(backend: Any) -> None:
+    x = _f64([[1.0, 2.0], [2.0, 4.0]], backend)
+    with pytest.raises(OpError, match=r"matrix_power with n=-1 needs the inverse: .*singular"):
+        minitorch.linalg.matrix_power(x, -1)
