@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from minimodel import (
+    MLP,
+    Dropout,
     Embedding,
     LayerNorm,
     Linear,
@@ -22,6 +24,7 @@ from minimodel import (
     MultiHeadAttention,
     Parameter,
     TinyLM,
+    TransformerBlock,
 )
 
 import minitorch
@@ -80,6 +83,9 @@ def test_shared_parameters_are_listed_once() -> None:
     m = Tied()
     assert [n for n, _ in m.named_parameters()] == ["emb.weight"]
     assert m.num_parameters() == 20
+    every = list(m.named_parameters(remove_duplicate=False))
+    assert [n for n, _ in every] == ["emb.weight", "out.weight"]
+    assert every[0][1] is every[1][1]
 
 
 def test_assignment_rules() -> None:
@@ -103,8 +109,26 @@ def test_module_list() -> None:
     assert [type(m).__name__ for m in layers] == ["Linear", "Linear"]
     with pytest.raises(IndexError, match="out of range for 2 modules"):
         layers[2]
+    with pytest.raises(IndexError, match="index -3 is out of range for 2 modules"):
+        layers[-3]
+    assert layers[np.int64(1)] is layers[1]
+    with pytest.raises(TypeError, match="ModuleList indices must be integers or slices, got str"):
+        layers["0"]  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=re.escape("got float 1.0")):
+        layers[1.0]  # type: ignore[call-overload]
     with pytest.raises(TypeError, match=r"expected a minimodel\.Module"):
         layers.append("relu")  # type: ignore[arg-type]
+
+
+def test_module_list_slices_are_module_lists_of_the_same_modules() -> None:
+    mods = [Linear(2, 2) for _ in range(4)]
+    layers = ModuleList(mods)
+    for key in (slice(0, 1), slice(None, None, -1), slice(1, None, 2), slice(-2, None)):
+        part = layers[key]
+        assert type(part) is ModuleList
+        assert [id(m) for m in part] == [id(m) for m in mods[key]]
+        assert [n for n, _ in part.named_parameters()][:2] == ["0.weight", "0.bias"]
+    assert len(layers[5:]) == 0 and list(layers[5:].parameters()) == []
 
 
 def test_train_eval_and_zero_grad() -> None:
@@ -206,6 +230,107 @@ def test_load_state_dict_errors_name_keys_and_shapes() -> None:
         model.load_state_dict([1, 2])  # type: ignore[arg-type]
 
 
+class Tied(Module):
+    """An embedding and an output head sharing one weight, and a sub-module held under
+    two names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = Embedding(5, 4)
+        self.mid = Linear(4, 4)
+        self.again = self.mid
+        self.head = Linear(4, 5, bias=False)
+        self.head.weight = self.emb.weight
+
+
+TIED_KEYS = ["emb.weight", "mid.weight", "mid.bias", "again.weight", "again.bias", "head.weight"]
+
+
+def test_state_dict_lists_a_tied_parameter_under_each_name() -> None:
+    """As torch.nn: ``named_parameters()`` and ``parameters()`` give a shared parameter
+    once (an optimizer steps it once), the state dict under each of its names."""
+    m = Tied()
+    assert [n for n, _ in m.named_parameters()] == ["emb.weight", "mid.weight", "mid.bias"]
+    sd = m.state_dict()
+    assert list(sd) == TIED_KEYS
+    assert sd["head.weight"] is sd["emb.weight"] and not sd["head.weight"].requires_grad
+    np.testing.assert_array_equal(sd["head.weight"].numpy(), m.emb.weight.numpy())
+
+    opt = minitorch.optim.SGD(list(m.parameters()), lr=0.5)
+    assert len(list(m.parameters())) == 3
+    x = minitorch.tensor(np.array([0, 3]))
+    m.head(m.mid(m.emb(x))).sum().backward()
+    opt.step()
+    assert m.head.weight is m.emb.weight  # still one parameter, stepped once
+
+    other = Tied()
+    assert other.load_state_dict(m.state_dict()) == ([], [])
+    for (n, p), q in zip(other.named_parameters(), m.parameters(), strict=True):
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=n)
+    assert other.head.weight is other.emb.weight
+
+
+def test_load_state_dict_of_a_tied_parameter_listed_once() -> None:
+    """A state dict holding a tied parameter under one name (as minimodel wrote it
+    before it listed every name) is refused by strict=True with the reason, and loads
+    with strict=False."""
+    m, src = Tied(), Tied()
+    sd = src.state_dict()
+    del sd["head.weight"], sd["again.weight"], sd["again.bias"]
+    with pytest.raises(
+        KeyError,
+        match=re.escape(
+            "missing key(s) ['again.weight', 'again.bias', 'head.weight'] ('again.weight' is "
+            "tied to 'mid.weight', 'again.bias' is tied to 'mid.bias', 'head.weight' is tied "
+            "to 'emb.weight', which the state dict has"
+        ),
+    ):
+        m.load_state_dict(sd)
+    result = m.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["again.weight", "again.bias", "head.weight"]
+    np.testing.assert_array_equal(m.head.weight.numpy(), src.emb.weight.numpy())
+
+
+def test_load_state_dict_refuses_different_values_for_one_tied_parameter() -> None:
+    m = Tied()
+    before = {n: t.numpy() for n, t in m.state_dict().items()}
+    sd = {n: t.numpy() for n, t in Tied().state_dict().items()}
+    sd["head.weight"] = sd["head.weight"] + 1.0  # from a model whose head is not tied
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Tied.load_state_dict: 'emb.weight' and 'head.weight' name one parameter (tied "
+            "weights), but the state dict gives them different values"
+        ),
+    ):
+        m.load_state_dict(sd)
+    for n, t in m.state_dict().items():  # nothing changed
+        np.testing.assert_array_equal(t.numpy(), before[n], err_msg=n)
+
+
+def test_save_load_of_a_tied_model(tmp_path: Path) -> None:
+    src = Tied()
+    path = src.save(tmp_path / "tied.mt")
+    assert list(minitorch.load(path)) == TIED_KEYS
+    m = Tied().load(path)
+    assert m.head.weight is m.emb.weight
+    for (n, p), q in zip(m.named_parameters(), src.parameters(), strict=True):
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=n)
+
+
+def test_load_state_dict_reads_arrays_and_refuses_what_is_not_numbers() -> None:
+    lin = Linear(3, 2)
+    w = np.arange(6.0).reshape(2, 3)
+    lin.load_state_dict({"weight": w, "bias": np.array([1, 2])})  # int: cast, as copy_
+    np.testing.assert_array_equal(lin.weight.numpy(), w.astype(np.float32))
+    np.testing.assert_array_equal(lin.bias.numpy(), [1.0, 2.0])  # type: ignore[union-attr]
+    with pytest.raises(TypeError, match=r"'bias' is an array of dtype <U1; expected real"):
+        lin.load_state_dict({"weight": w, "bias": np.array(["a", "b"])})
+    with pytest.raises(TypeError, match=r"'bias' is a list; expected a Tensor or an array"):
+        lin.load_state_dict({"weight": w, "bias": [1.0, 2.0]})
+    np.testing.assert_array_equal(lin.bias.numpy(), [1.0, 2.0])  # type: ignore[union-attr]
+
+
 def test_save_load_gives_identical_logits(backend: Any, tmp_path: Path) -> None:
     model = small_model()
     ids = np.random.default_rng(0).integers(0, 13, size=(2, 8))
@@ -261,8 +386,26 @@ def test_token_id_out_of_range() -> None:
         ),
     ):
         model(np.array([[0, 13, 2]]))
-    with pytest.raises(ValueError, match=r"go from -1 to 2"):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "go from -1 to 2, but they must lie in [0, 13): index -1 is negative (indices "
+            "do not count from the end); encode the input with the tokenizer the model was "
+            "built for"
+        ),
+    ) as info:
         model(np.array([[-1, 2]]))
+    assert "larger than" not in str(info.value)
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "index -1 is negative (indices do not count from the end) and index 20 is out "
+            "of range for num_embeddings=13"
+        ),
+    ):
+        model(minitorch.tensor(np.array([[-1, 20]])))
+    with pytest.raises(ValueError, match=r"index 13 is out of range .* larger than 13$"):
+        model(np.array([[13, 2]]))
     with pytest.raises(ValueError, match=r"must be integers, got dtype float"):
         model.tok_emb(np.array([[0.0, 1.0]]))
 
@@ -331,6 +474,127 @@ def test_other_bad_configurations() -> None:
         LMConfig(vocab_size=3, positions="rotary")
     with pytest.raises(ValueError, match=r"targets have shape \(1, 2\)"):
         small_model().loss(np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2), dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: Linear(-1, 2), ValueError, "Linear: in_features must be an int >= 0, got -1"),
+        (lambda: Linear(2, -3), ValueError, "Linear: out_features must be an int >= 0, got -3"),
+        (
+            lambda: Linear(2.0, 3),
+            TypeError,
+            "Linear: in_features must be an int >= 0, got 2.0 (float)",
+        ),
+        (
+            lambda: Embedding(3, -1),
+            ValueError,
+            "Embedding: embedding_dim must be an int >= 0, got -1",
+        ),
+        (
+            lambda: Embedding(-3, 2),
+            ValueError,
+            "Embedding: num_embeddings must be an int >= 0, got -3",
+        ),
+        (
+            lambda: Embedding("3", 2),
+            TypeError,
+            "Embedding: num_embeddings must be an int >= 0, got '3' (str)",
+        ),
+        (
+            lambda: LayerNorm(-1),
+            ValueError,
+            "LayerNorm: normalized_shape must be an int >= 0, got -1",
+        ),
+        (
+            lambda: LayerNorm(True),
+            TypeError,
+            "LayerNorm: normalized_shape must be an int >= 0, got True (bool)",
+        ),
+        (
+            lambda: LayerNorm((2, 3)),
+            ValueError,
+            "LayerNorm: normalized_shape must be an int or a 1-element tuple",
+        ),
+        (
+            lambda: MultiHeadAttention(4, 0),
+            ValueError,
+            "MultiHeadAttention: n_heads must be an int >= 1, got 0",
+        ),
+        (
+            lambda: MultiHeadAttention(0, 1),
+            ValueError,
+            "MultiHeadAttention: d_model must be an int >= 1, got 0",
+        ),
+        (
+            lambda: MultiHeadAttention(4, 2.0),
+            TypeError,
+            "MultiHeadAttention: n_heads must be an int >= 1, got 2.0 (float)",
+        ),
+        (
+            lambda: TransformerBlock(-4, 2),
+            ValueError,
+            "TransformerBlock: d_model must be an int >= 1, got -4",
+        ),
+        (
+            lambda: TransformerBlock(4, 0),
+            ValueError,
+            "TransformerBlock: n_heads must be an int >= 1, got 0",
+        ),
+        (lambda: MLP(4, hidden=-1), ValueError, "MLP: hidden must be an int >= 0, got -1"),
+        (lambda: MLP(None), TypeError, "MLP: d_model must be an int >= 0, got None (NoneType)"),
+        (
+            lambda: Dropout("0.5"),
+            TypeError,
+            "Dropout: p must be a float in [0, 1], got '0.5' (str)",
+        ),
+        (lambda: Dropout(1.5), ValueError, "Dropout: p must be a probability in [0, 1], got 1.5"),
+        (
+            lambda: Dropout(math.nan),
+            ValueError,
+            "Dropout: p must be a probability in [0, 1], got nan",
+        ),
+        (
+            lambda: MLP(4, dropout=-0.1),
+            ValueError,
+            "Dropout: p must be a probability in [0, 1], got -0.1",
+        ),
+        (
+            lambda: LMConfig(vocab_size="3"),
+            TypeError,
+            "LMConfig: vocab_size must be an int >= 1, got '3' (str)",
+        ),
+        (
+            lambda: LMConfig(vocab_size=3, n_heads=0),
+            ValueError,
+            "LMConfig: n_heads must be an int >= 1, got 0",
+        ),
+        (
+            lambda: LMConfig(vocab_size=3, dropout="0"),
+            TypeError,
+            "LMConfig: dropout must be a float in [0, 1], got '0' (str)",
+        ),
+    ],
+)
+def test_bad_sizes_name_the_layer_and_the_argument(
+    make: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        make()
+
+
+def test_sizes_torch_accepts() -> None:
+    """Zero sizes (PyTorch builds them: empty weights), NumPy integers (kept as ints)
+    and LayerNorm's normalized_shape as a 1-element tuple."""
+    assert Linear(0, 2).weight.shape == (2, 0) and Linear(2, 0).weight.shape == (0, 2)
+    assert Embedding(0, 3).weight.shape == (0, 3)
+    assert LayerNorm(0).weight.shape == (0,)
+    lin = Linear(np.int64(3), np.int32(2))
+    assert type(lin.in_features) is int and lin.weight.shape == (2, 3)
+    ln = LayerNorm((4,))
+    assert ln.normalized_shape == 4 and repr(ln) == "LayerNorm((4,), eps=1e-05)"
+    assert ln(minitorch.ones(2, 4)).shape == (2, 4)
+    assert Dropout(1).p == 1.0 and type(Dropout(np.float32(0.25)).p) is float
 
 
 def test_float32_on_every_backend(backend: Any) -> None:

@@ -5,6 +5,8 @@ of the input, for a random upstream gradient, at 1e-6 (rtol and atol)."""
 from __future__ import annotations
 
 import functools
+import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +20,7 @@ from minimodel import (
     Linear,
     LMConfig,
     Module,
+    ModuleList,
     MultiHeadAttention,
     TinyLM,
     TransformerBlock,
@@ -299,3 +302,145 @@ def test_sinusoidal_positions_match_the_formula(backend: Any) -> None:
     )
     assert "pos_emb.weight" not in dict(model.named_parameters())
     assert model(np.zeros((1, 10), dtype=np.int64)).shape == (1, 10, 5)
+
+
+# ------------------------------------------------------------------ the Module API
+def test_module_list_indexing_and_slicing_match_torch() -> None:
+    ours = ModuleList([Linear(2, 2) for _ in range(4)])
+    ref = nn.ModuleList([nn.Linear(2, 2) for _ in range(4)])
+    pos = {id(m): i for i, m in enumerate(ours)}
+    tpos = {id(m): i for i, m in enumerate(ref)}
+    for key in (0, 3, -1, -4, np.int64(2), True):
+        assert pos[id(ours[key])] == tpos[id(ref[key])], key
+    for key in (slice(0, 1), slice(None, None, -1), slice(1, None, 2), slice(5, None)):
+        part, tpart = ours[key], ref[key]
+        assert type(part) is ModuleList and type(tpart) is nn.ModuleList
+        assert [pos[id(m)] for m in part] == [tpos[id(m)] for m in tpart], key
+        names = [n for n, _ in part.named_parameters()]
+        assert names == [n for n, _ in tpart.named_parameters()], key
+    for key in (4, -5):
+        with pytest.raises(IndexError):
+            ref[key]
+        with pytest.raises(IndexError, match=f"index {key} is out of range for 4 modules"):
+            ours[key]
+    for bad in ("0", 1.0, None):
+        with pytest.raises(TypeError):
+            ref[bad]
+        with pytest.raises(TypeError, match="ModuleList indices must be integers or slices"):
+            ours[bad]
+
+
+class TiedOurs(Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = Embedding(5, 4)
+        self.mid = Linear(4, 4)
+        self.again = self.mid
+        self.head = Linear(4, 5, bias=False)
+        self.head.weight = self.emb.weight
+
+
+class TiedTorch(nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(5, 4)
+        self.mid = nn.Linear(4, 4)
+        self.again = self.mid
+        self.head = nn.Linear(4, 5, bias=False)
+        self.head.weight = self.emb.weight
+
+
+def test_tied_state_dict_matches_torch(backend: Any) -> None:
+    """A tied parameter: once in ``named_parameters()``, under each name in the state
+    dict, as torch.nn; a tied PyTorch model's state dict loads strictly (and ours into
+    PyTorch), and the model computes what PyTorch's does."""
+    ours, ref = TiedOurs(), TiedTorch().double()
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in ref.named_parameters()]
+    assert len(list(ours.parameters())) == len(list(ref.parameters())) == 3
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    assert ours.load_state_dict(ref.state_dict()) == ([], [])
+    assert ours.head.weight is ours.emb.weight
+    for n, t in ref.state_dict().items():
+        np.testing.assert_array_equal(host(ours.state_dict()[n]), host(t), err_msg=n)
+    x = np.array([[0, 4, 2]])
+    y = ours.head(ours.again(ours.emb(minitorch.tensor(x))))
+    ty = ref.head(ref.again(ref.emb(torch.from_numpy(x))))
+    np.testing.assert_allclose(host(y), host(ty), **TOL)
+
+    back = TiedTorch().double()
+    back.load_state_dict({n: torch.from_numpy(host(t)) for n, t in ours.state_dict().items()})
+    for n, t in back.state_dict().items():
+        np.testing.assert_array_equal(host(t), host(ref.state_dict()[n]), err_msg=n)
+
+
+def test_load_state_dict_takes_torch_parameters_and_numpy_arrays(backend: Any) -> None:
+    """``named_parameters()`` of PyTorch (tensors that require grad, which refuse
+    ``numpy()``), its ``state_dict()`` and NumPy arrays all load, in any float dtype."""
+    ours = TransformerBlock(8, 2)
+    ref = nn.TransformerEncoderLayer(8, 2, 32, 0.0, "gelu", batch_first=True, norm_first=True)
+    names = {
+        "ln1.weight": "norm1.weight",
+        "ln1.bias": "norm1.bias",
+        "attn.qkv.weight": "self_attn.in_proj_weight",
+        "attn.qkv.bias": "self_attn.in_proj_bias",
+        "attn.proj.weight": "self_attn.out_proj.weight",
+        "attn.proj.bias": "self_attn.out_proj.bias",
+        "ln2.weight": "norm2.weight",
+        "ln2.bias": "norm2.bias",
+        "mlp.fc.weight": "linear1.weight",
+        "mlp.fc.bias": "linear1.bias",
+        "mlp.proj.weight": "linear2.weight",
+        "mlp.proj.bias": "linear2.bias",
+    }
+    theirs = dict(ref.named_parameters())
+    assert all(t.requires_grad for t in theirs.values())
+    for convert in (
+        lambda t: t,  # float32, requires grad
+        lambda t: t.double(),  # not a leaf
+        lambda t: t.detach().numpy() * 2.0,
+    ):
+        sd = {n: convert(theirs[m]) for n, m in names.items()}
+        assert ours.load_state_dict(sd) == ([], [])
+        for n, p in ours.named_parameters():
+            want = host(sd[n]).astype(np.float64)
+            np.testing.assert_array_equal(host(p), want, err_msg=n)
+            assert p.requires_grad and p.dtype == backend.resolve_dtype("float64")
+    before = {n: host(p) for n, p in ours.named_parameters()}
+    sd = {n: theirs[m].to(torch.bfloat16) for n, m in names.items()}
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "TransformerBlock.load_state_dict: cannot read 'ln1.weight' (a torch.Tensor of "
+            "shape (8,)) as a NumPy array: Got unsupported ScalarType BFloat16. Pass a "
+            "minitorch Tensor, a NumPy array or a CPU tensor of a NumPy dtype"
+        ),
+    ):
+        ours.load_state_dict(sd)
+    for n, p in ours.named_parameters():  # nothing changed
+        np.testing.assert_array_equal(host(p), before[n], err_msg=n)
+
+
+def test_sizes_torch_refuses_and_accepts() -> None:
+    """Negative sizes and MultiheadAttention with 0 heads or 0 features are refused by
+    both (PyTorch's RuntimeError is our ValueError); zero sizes built by both."""
+    for make_ref, make_ours in (
+        (lambda: nn.Linear(-1, 2), lambda: Linear(-1, 2)),
+        (lambda: nn.Embedding(3, -1), lambda: Embedding(3, -1)),
+        (lambda: nn.LayerNorm(-1), lambda: LayerNorm(-1)),
+        (lambda: nn.MultiheadAttention(4, 0), lambda: MultiHeadAttention(4, 0)),
+        (lambda: nn.MultiheadAttention(0, 1), lambda: MultiHeadAttention(0, 1)),
+        (lambda: nn.Dropout(1.5), lambda: Dropout(1.5)),
+    ):
+        with pytest.raises((RuntimeError, ValueError)):
+            make_ref()
+        with pytest.raises(ValueError):
+            make_ours()
+    for make_ref, make_ours in (
+        (lambda: nn.Linear(0, 2), lambda: Linear(0, 2)),
+        (lambda: nn.Embedding(0, 3), lambda: Embedding(0, 3)),
+        (lambda: nn.LayerNorm(0), lambda: LayerNorm(0)),
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Initializing zero-element tensors is a no-op"
+            ref = make_ref()
+        assert make_ours().weight.shape == tuple(ref.weight.shape)

@@ -8,7 +8,7 @@ import numpy as np
 
 import minitorch
 
-from .layers import MLP, Dropout, LayerNorm, Linear
+from .layers import MLP, Dropout, LayerNorm, Linear, _size
 from .module import Module
 
 __all__ = ["MultiHeadAttention", "TransformerBlock"]
@@ -32,6 +32,8 @@ class MultiHeadAttention(Module):
         self, d_model: int, n_heads: int, dropout: float = 0.0, *, dtype: str | None = None
     ) -> None:
         super().__init__()
+        d_model = _size("MultiHeadAttention", "d_model", d_model, minimum=1)
+        n_heads = _size("MultiHeadAttention", "n_heads", n_heads, minimum=1)
         if d_model % n_heads:
             raise ValueError(
                 f"MultiHeadAttention: d_model={d_model} must be a multiple of n_heads={n_heads}"
@@ -101,6 +103,8 @@ class TransformerBlock(Module):
         dtype: str | None = None,
     ) -> None:
         super().__init__()
+        d_model = _size("TransformerBlock", "d_model", d_model, minimum=1)
+        n_heads = _size("TransformerBlock", "n_heads", n_heads, minimum=1)
         self.ln1 = LayerNorm(d_model, fused=fused_layer_norm, dtype=dtype)
         self.attn = MultiHeadAttention(d_model, n_heads, dropout, dtype=dtype)
         self.ln2 = LayerNorm(d_model, fused=fused_layer_norm, dtype=dtype)

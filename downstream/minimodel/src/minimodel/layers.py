@@ -9,6 +9,9 @@ build a model inside ``with minitorch.use_backend(...)`` to place it there.
 from __future__ import annotations
 
 import math
+import numbers
+import operator
+from collections.abc import Sequence
 from typing import Any
 
 import minitorch
@@ -17,6 +20,31 @@ from .functional import layer_norm, layer_norm_composed
 from .module import Module, Parameter
 
 __all__ = ["MLP", "Dropout", "Embedding", "LayerNorm", "Linear"]
+
+
+def _size(where: str, name: str, value: Any, minimum: int = 0) -> int:
+    """``value``, a size argument of ``where``, as an int: a Python or NumPy integer (not
+    a bool) of at least ``minimum``, else a TypeError or ValueError that names it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{where}: {name} must be an int >= {minimum}, got {value!r} ({type(value).__name__})"
+        )
+    size = operator.index(value)
+    if size < minimum:
+        raise ValueError(f"{where}: {name} must be an int >= {minimum}, got {size}")
+    return size
+
+
+def _probability(where: str, name: str, value: Any) -> float:
+    """``value``, a probability argument of ``where``, as a float in [0, 1], else a
+    TypeError or ValueError that names it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{where}: {name} must be a float in [0, 1], got {value!r} ({type(value).__name__})"
+        )
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{where}: {name} must be a probability in [0, 1], got {value}")
+    return float(value)
 
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: str | None) -> minitorch.Tensor:
@@ -36,6 +64,8 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, *, dtype: str | None = None
     ) -> None:
         super().__init__()
+        in_features = _size("Linear", "in_features", in_features)
+        out_features = _size("Linear", "out_features", out_features)
         self.in_features = in_features
         self.out_features = out_features
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
@@ -73,6 +103,8 @@ class Embedding(Module):
         self, num_embeddings: int, embedding_dim: int, *, dtype: str | None = None
     ) -> None:
         super().__init__()
+        num_embeddings = _size("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = _size("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.weight = Parameter(minitorch.randn(num_embeddings, embedding_dim, dtype=dtype))
@@ -110,10 +142,17 @@ def _index_problem(indices: Any, n: int, error: Exception) -> str:
             f"minitorch.tensor(ids, dtype='int64')"
         )
     low, high = int(ids.min()), int(ids.max())
+    problems = []
+    if low < 0:
+        problems.append(f"index {low} is negative (indices do not count from the end)")
+    if high >= n:
+        problems.append(f"index {high} is out of range for num_embeddings={n}")
+    fix = "encode the input with the tokenizer the model was built for"
+    if low >= 0:
+        fix += f", or make num_embeddings larger than {high}"
     return (
-        f"indices (shape {shape}) go from {low} to {high}, but they must lie in [0, {n}); "
-        f"encode the input with the tokenizer the model was built for, or make "
-        f"num_embeddings larger than {high}"
+        f"indices (shape {shape}) go from {low} to {high}, but they must lie in [0, {n}): "
+        f"{' and '.join(problems)}; {fix}"
     )
 
 
@@ -128,14 +167,21 @@ class LayerNorm(Module):
 
     def __init__(
         self,
-        normalized_shape: int,
+        normalized_shape: int | Sequence[int],
         eps: float = 1e-5,
         *,
         fused: bool = True,
         dtype: str | None = None,
     ) -> None:
         super().__init__()
-        self.normalized_shape = normalized_shape
+        if isinstance(normalized_shape, Sequence) and not isinstance(normalized_shape, str):
+            if len(normalized_shape) != 1:
+                raise ValueError(
+                    f"LayerNorm: normalized_shape must be an int or a 1-element tuple (it "
+                    f"normalizes over the last axis only), got {tuple(normalized_shape)}"
+                )
+            (normalized_shape,) = normalized_shape
+        self.normalized_shape = _size("LayerNorm", "normalized_shape", normalized_shape)
         self.eps = eps
         self.fused = fused
         self.weight = Parameter(minitorch.ones(normalized_shape, dtype=dtype))
@@ -163,9 +209,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5) -> None:
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p}")
-        self.p = p
+        self.p = _probability("Dropout", "p", p)
 
     def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
         if self.p == 0.0 or not self.training:
@@ -199,7 +243,8 @@ class MLP(Module):
             raise ValueError(
                 f"MLP: gelu_approximate must be 'none' or 'tanh', got {gelu_approximate!r}"
             )
-        hidden = 4 * d_model if hidden is None else hidden
+        d_model = _size("MLP", "d_model", d_model)
+        hidden = 4 * d_model if hidden is None else _size("MLP", "hidden", hidden)
         self.gelu_approximate = gelu_approximate
         self.fc = Linear(d_model, hidden, dtype=dtype)
         self.proj = Linear(hidden, d_model, dtype=dtype)

@@ -12,7 +12,7 @@ import numpy as np
 import minitorch
 
 from .attention import TransformerBlock
-from .layers import Dropout, Embedding, LayerNorm, Linear
+from .layers import Dropout, Embedding, LayerNorm, Linear, _probability, _size
 from .module import Module, ModuleList
 
 __all__ = ["CharTokenizer", "LMConfig", "TinyLM"]
@@ -85,8 +85,8 @@ class LMConfig:
                 f"LMConfig: positions must be 'learned' or 'sinusoidal', got {self.positions!r}"
             )
         for name in ("vocab_size", "block_size", "d_model", "n_layers", "n_heads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"LMConfig: {name} must be >= 1, got {getattr(self, name)}")
+            _size("LMConfig", name, getattr(self, name), minimum=1)
+        _probability("LMConfig", "dropout", self.dropout)
 
 
 def sinusoidal_positions(

@@ -9,10 +9,11 @@ every one of them.
 
 from __future__ import annotations
 
+import operator
 import os
 import pathlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 import numpy as np
 
@@ -147,17 +148,24 @@ class Module:
         """The direct sub-Modules, in the order they were assigned."""
         yield from self._modules.values()
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """This module (name ``prefix``) and every sub-Module, depth first, each once."""
+    def named_modules(
+        self, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """This module (name ``prefix``) and every sub-Module, depth first: each once, or
+        with ``remove_duplicate=False`` a module held in several places under each of its
+        names (as ``torch.nn.Module.named_modules``)."""
         seen: set[int] = set()
-        stack: list[tuple[str, Module]] = [(prefix, self)]
+        # each entry carries the ids of its ancestors: a module that holds itself (a
+        # cycle) is not entered again
+        stack: list[tuple[str, Module, frozenset[int]]] = [(prefix, self, frozenset())]
         while stack:
-            name, mod = stack.pop()
-            if id(mod) in seen:
+            name, mod, above = stack.pop()
+            if id(mod) in (seen if remove_duplicate else above):
                 continue
             seen.add(id(mod))
             yield name, mod
-            children = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()]
+            path = above | {id(mod)}
+            children = [(f"{name}.{k}" if name else k, m, path) for k, m in mod._modules.items()]
             stack.extend(reversed(children))
 
     def modules(self) -> Iterator[Module]:
@@ -165,13 +173,17 @@ class Module:
         for _, mod in self.named_modules():
             yield mod
 
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        """``("blocks.0.attn.qkv.weight", parameter)`` for every parameter, each shared
-        parameter once (under its first name), as ``torch.nn.Module.named_parameters``."""
+    def named_parameters(
+        self, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """``("blocks.0.attn.qkv.weight", parameter)`` for every parameter, as
+        ``torch.nn.Module.named_parameters``: a parameter shared by several modules (tied
+        weights) once, under its first name, or with ``remove_duplicate=False`` under
+        each of its names."""
         seen: set[int] = set()
-        for mod_name, mod in self.named_modules(prefix):
+        for mod_name, mod in self.named_modules(prefix, remove_duplicate):
             for name, p in mod._parameters.items():
-                if id(p) in seen:
+                if remove_duplicate and id(p) in seen:
                     continue
                 seen.add(id(p))
                 yield (f"{mod_name}.{name}" if mod_name else name), p
@@ -205,31 +217,47 @@ class Module:
     def state_dict(self) -> dict[str, minitorch.Tensor]:
         """``{dotted name: tensor}`` for every parameter (PyTorch's names and order).
 
+        A parameter that several modules hold (tied weights: ``head.weight =
+        emb.weight``) is listed under each of its names, with the same tensor, as in
+        PyTorch; so a state dict of a tied PyTorch model loads here and one of ours there
+        (``parameters()`` still gives it once, for an optimizer).
+
         The tensors are detached and share the parameters' arrays (no copy), like
         PyTorch's. Unlike PyTorch's they do not follow later changes: minitorch never
         writes into an array (an optimizer step or ``copy_`` gives the parameter a new
         one), so a state dict keeps the values of the moment it was taken.
         """
-        return {name: p.detach() for name, p in self.named_parameters()}
+        detached: dict[int, minitorch.Tensor] = {}
+        out: dict[str, minitorch.Tensor] = {}
+        for name, p in self.named_parameters(remove_duplicate=False):
+            if id(p) not in detached:
+                detached[id(p)] = p.detach()
+            out[name] = detached[id(p)]
+        return out
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
     ) -> IncompatibleKeys:
         """Copy ``state_dict``'s values into the parameters, in place.
 
-        Values may be Tensors of any backend, device and floating dtype, or NumPy
-        arrays; each is moved and cast to its parameter's backend, device and dtype
-        (``Parameter.copy_`` under ``minitorch.no_grad()``), so the parameters, and an
-        optimizer holding them, stay the same objects.
+        Values may be Tensors of any backend, device and floating dtype, NumPy arrays,
+        or other arrays NumPy reads, such as the CPU tensors of PyTorch's
+        ``state_dict()`` or ``named_parameters()`` (detached first); each is moved and
+        cast to its parameter's backend, device and dtype (``Parameter.copy_`` under
+        ``minitorch.no_grad()``), so the parameters, and an optimizer holding them, stay
+        the same objects. A tied parameter is expected under each of its names (see
+        :meth:`state_dict`), as in PyTorch.
 
         Raises
         ------
         KeyError
-            With ``strict=True``, if a parameter has no entry or an entry names no
+            With ``strict=True``, if a parameter name has no entry or an entry names no
             parameter.
+        TypeError
+            If an entry is not an array of numbers NumPy can read.
         ValueError
             If an entry's shape differs from its parameter's (also with
-            ``strict=False``).
+            ``strict=False``), or the names of one tied parameter get different values.
 
         Nothing is changed when it raises.
         """
@@ -238,43 +266,66 @@ class Module:
             raise TypeError(
                 f"{where}: expected a dict of name -> tensor, got {type(state_dict).__name__}"
             )
-        own = dict(self.named_parameters())
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
+        own = list(self.named_parameters(remove_duplicate=False))
+        names = {name for name, _ in own}
+        loaded_as: dict[int, str] = {}  # id(parameter) -> its first name in state_dict
+        for name, p in own:
+            if name in state_dict:
+                loaded_as.setdefault(id(p), name)
+        missing = [name for name, _ in own if name not in state_dict]
+        unexpected = [k for k in state_dict if k not in names]
         if strict and (missing or unexpected):
             parts = []
             if missing:
                 parts.append(f"missing key(s) {missing}")
             if unexpected:
                 parts.append(f"unexpected key(s) {unexpected}")
-            raise KeyError(
-                f"{where}: {'; '.join(parts)}. The state dict must come from a model of the "
-                f"same architecture and configuration; pass strict=False to load only the "
-                f"matching keys"
+            tied = [
+                f"{name!r} is tied to {loaded_as[id(p)]!r}"
+                for name, p in own
+                if name not in state_dict and id(p) in loaded_as
+            ]
+            hint = (
+                f" ({', '.join(tied)}, which the state dict has: a tied parameter is "
+                f"listed under each of its names, as in PyTorch; strict=False loads a "
+                f"state dict that lists it once)"
+                if tied
+                else ""
             )
-        bad = []
-        for name, p in own.items():
+            raise KeyError(
+                f"{where}: {'; '.join(parts)}{hint}. The state dict must come from a model "
+                f"of the same architecture and configuration; pass strict=False to load "
+                f"only the matching keys"
+            )
+        # read every value before changing anything
+        values: dict[int, tuple[Parameter, minitorch.Tensor | np.ndarray]] = {}
+        bad, clashes = [], []
+        for name, p in own:
             if name not in state_dict:
                 continue
-            value = state_dict[name]
-            shape = getattr(value, "shape", None)
-            if shape is None:
-                raise TypeError(
-                    f"{where}: {name!r} is a {type(value).__name__}; expected a Tensor or an "
-                    f"array of shape {p.shape}"
-                )
-            if tuple(shape) != p.shape:
-                bad.append(f"{name!r}: checkpoint {tuple(shape)}, model {p.shape}")
+            value = _loadable(state_dict[name], name, p, where)
+            if tuple(value.shape) != p.shape:
+                bad.append(f"{name!r}: checkpoint {tuple(value.shape)}, model {p.shape}")
+                continue
+            first = values.get(id(p))
+            if first is None:
+                values[id(p)] = (p, value)
+            elif not _same_values(first[1], value):
+                clashes.append(f"{loaded_as[id(p)]!r} and {name!r}")
         if bad:
             raise ValueError(
                 f"{where}: size mismatch for {'; '.join(bad)}. Build the model with the "
                 f"configuration the state dict was saved with"
             )
+        if clashes:
+            raise ValueError(
+                f"{where}: {'; '.join(clashes)} name one parameter (tied weights), but the "
+                f"state dict gives them different values; it comes from a model whose "
+                f"weights are not tied: build this model untied, or keep one of the names"
+            )
         with minitorch.no_grad():
-            for name, p in own.items():
-                if name in state_dict:
-                    value = state_dict[name]
-                    p.copy_(value if isinstance(value, minitorch.Tensor) else np.asarray(value))
+            for p, value in values.values():
+                p.copy_(value)
         return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike[str]) -> pathlib.Path:
@@ -306,6 +357,46 @@ class Module:
         head = f"{type(self).__name__}(" + (f"{extra}" if extra else "")
         body = "\n".join("  " + line for line in lines)
         return f"{head}\n{body}\n)"
+
+
+def _loadable(value: Any, name: str, p: Parameter, where: str) -> minitorch.Tensor | np.ndarray:
+    """``value``, an entry of a state dict, as a minitorch Tensor or a NumPy array of
+    numbers: another library's tensor is detached first (a PyTorch parameter that
+    requires grad refuses ``numpy()``)."""
+    if isinstance(value, minitorch.Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        array = value
+    elif getattr(value, "shape", None) is None:
+        raise TypeError(
+            f"{where}: {name!r} is a {type(value).__name__}; expected a Tensor or an "
+            f"array of shape {p.shape}"
+        )
+    else:
+        detach = getattr(value, "detach", None)
+        try:
+            array = np.asarray(detach() if callable(detach) else value)
+        except Exception as exc:
+            kind = f"{type(value).__module__}.{type(value).__name__}"
+            raise TypeError(
+                f"{where}: cannot read {name!r} (a {kind} of shape {tuple(value.shape)}) as a "
+                f"NumPy array: {exc}. Pass a minitorch Tensor, a NumPy array or a CPU tensor "
+                f"of a NumPy dtype (e.g. t.detach().cpu().float())"
+            ) from exc
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{where}: {name!r} is an array of dtype {array.dtype}; expected real numbers "
+            f"for a parameter of shape {p.shape}"
+        )
+    return array
+
+
+def _same_values(a: minitorch.Tensor | np.ndarray, b: minitorch.Tensor | np.ndarray) -> bool:
+    """Whether two entries given for one tied parameter hold the same values."""
+    if a is b:
+        return True
+    host = [x.numpy() if isinstance(x, minitorch.Tensor) else x for x in (a, b)]
+    return bool(np.array_equal(host[0], host[1], equal_nan=True))
 
 
 def _indent(text: str) -> str:
@@ -340,11 +431,28 @@ class ModuleList(Module, Generic[M]):
         self._modules[str(len(self._modules))] = module
         return self
 
-    def __getitem__(self, i: int) -> M:
+    @overload
+    def __getitem__(self, i: int) -> M: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> ModuleList[M]: ...
+
+    def __getitem__(self, i: int | slice) -> M | ModuleList[M]:
+        """``layers[i]`` (negative ``i`` counts from the end) is a module;
+        ``layers[a:b:c]`` a new ModuleList of the same modules (not copies), as
+        ``torch.nn.ModuleList``."""
+        if isinstance(i, slice):
+            return type(self)(list(self)[i])
+        try:
+            k = operator.index(i)
+        except TypeError:
+            raise TypeError(
+                f"ModuleList indices must be integers or slices, got {type(i).__name__} {i!r}"
+            ) from None
         n = len(self._modules)
-        if not -n <= i < n:
-            raise IndexError(f"ModuleList index {i} is out of range for {n} modules")
-        return self._modules[str(i % n)]  # type: ignore[return-value]
+        if not -n <= k < n:
+            raise IndexError(f"ModuleList index {k} is out of range for {n} modules")
+        return self._modules[str(k % n)]  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self._modules)
