@@ -230,6 +230,225 @@ def test_integer_tensors_cannot_require_grad(backend: Any) -> None:
         minitorch.tensor([1, 2]).requires_grad_()
 
 
+# ------------------------------------------------------------------ checked arguments
+# Sizes, fill values, bounds and dtypes as PyTorch reads them, on every backend; what
+# PyTorch refuses is a clear error naming the function and the bad value (it was a size
+# NumPy rounded, a dtype guessed wrong, or a bare error from NumPy, torch or Python).
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: minitorch.zeros(*s),
+        lambda s: minitorch.ones(s),
+        lambda s: minitorch.full(s, 1.5),
+        lambda s: minitorch.rand(*s),
+        lambda s: minitorch.randn(s),
+        lambda s: minitorch.randint(0, 3, s),
+    ],
+    ids=["zeros", "ones", "full", "rand", "randn", "randint"],
+)
+def test_sizes_are_ints_as_in_pytorch(backend: Any, make: Any) -> None:
+    assert make((2, 3)).shape == (2, 3)
+    assert make((np.int64(2), np.int32(0))).shape == (2, 0)  # NumPy ints have __index__
+    assert make([2]).shape == (2,)
+
+
+@pytest.mark.parametrize(
+    ("who", "call", "bad"),
+    [
+        ("ones", lambda: minitorch.ones(2.5), "2.5"),
+        ("zeros", lambda: minitorch.zeros(["2", "1"]), "'2'"),
+        ("zeros", lambda: minitorch.zeros(True), "True"),
+        ("zeros", lambda: minitorch.zeros(np.array([2, 3])), "array([2, 3])"),
+        ("zeros", lambda: minitorch.zeros((float("inf"),)), "inf"),
+        ("zeros", lambda: minitorch.zeros((2,), 3), "(2,)"),
+        ("rand", lambda: minitorch.rand(2.5), "2.5"),
+        ("randn", lambda: minitorch.randn(2, 1.0), "1.0"),
+        ("full", lambda: minitorch.full(2.5, 1.0), "2.5"),
+        ("randint", lambda: minitorch.randint(0, 3, (2.0,)), "2.0"),
+    ],
+)
+def test_a_size_that_is_no_int_is_a_clear_error(
+    backend: Any, who: str, call: Any, bad: str
+) -> None:
+    """``ones(2.5)`` made shape (2,), ``zeros(['2', '1'])`` (2, 1) and ``zeros(True)``
+    (1,) (``int(s)`` of anything); the rest were NumPy's or Python's own errors."""
+    with pytest.raises(TypeError, match=rf"^{who}: sizes must be ints") as info:
+        call()
+    assert bad in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("who", "call"),
+    [
+        ("zeros", lambda: minitorch.zeros(-1)),
+        ("ones", lambda: minitorch.ones((2, -1))),
+        ("randn", lambda: minitorch.randn(-1)),
+        ("rand", lambda: minitorch.rand([-3])),
+        ("full", lambda: minitorch.full(-1, 0.0)),
+        ("randint", lambda: minitorch.randint(0, 3, (-1,))),
+    ],
+)
+def test_a_negative_size_is_a_clear_error(backend: Any, who: str, call: Any) -> None:
+    with pytest.raises(ValueError, match=rf"^{who}: sizes must be >= 0, got -\d"):
+        call()
+
+
+def test_full_takes_its_dtype_from_the_fill_value_as_torch_full(backend: Any) -> None:
+    """``full((2,), 2)`` was the default float dtype; ``torch.full`` infers it: int64
+    for an int, bool for a bool, the default float for a float (NumPy scalars by kind)."""
+    torch = pytest.importorskip("torch")
+    for fill in (2, True, 2.5, np.int32(3), np.float32(0.5), np.True_):
+        with minitorch.use_backend(backend.name, dtype="float32", device=backend.device):
+            t = minitorch.full((2,), fill)
+        ref = torch.full((2,), fill.item() if isinstance(fill, np.generic) else fill)
+        assert backend.dtype_name(t.dtype) == str(ref.dtype).removeprefix("torch."), fill
+        np.testing.assert_array_equal(t.numpy(), ref.numpy())
+    assert minitorch.full((2,), 2).dtype == backend.dtypes["int64"]  # float64 default too
+    assert minitorch.full((2,), 2.0).dtype == backend.dtypes["float64"]
+    assert minitorch.full((2,), 2, dtype="float32").dtype == backend.dtypes["float32"]
+    with pytest.raises(RuntimeError, match="floating-point"):
+        minitorch.full((2,), 2, requires_grad=True)  # int64, as torch.full's
+
+
+def test_full_like_keeps_the_dtype_of_x_as_torch(backend: Any) -> None:
+    torch = pytest.importorskip("torch")
+    ints = minitorch.tensor([1, 2])
+    floats = minitorch.tensor([1.0, 2.0])
+    for x, ref_x, fill in (
+        (ints, torch.tensor([1, 2]), 2.7),
+        (ints, torch.tensor([1, 2]), -2.7),
+        (floats, torch.tensor([1.0, 2.0], dtype=torch.float64), True),
+        (floats, torch.tensor([1.0, 2.0], dtype=torch.float64), 3),
+    ):
+        t, ref = minitorch.full_like(x, fill), torch.full_like(ref_x, fill)
+        assert t.dtype == x.dtype
+        np.testing.assert_array_equal(t.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize(
+    ("who", "call"),
+    [
+        ("full", lambda: minitorch.full((), None)),
+        ("full", lambda: minitorch.full((2,), [1.0])),
+        ("full", lambda: minitorch.full((2,), "1")),
+        ("full_like", lambda: minitorch.full_like(minitorch.tensor([1.0]), None)),
+        ("full_like", lambda: minitorch.full_like(minitorch.tensor([1.0]), np.ones(1))),
+    ],
+)
+def test_a_fill_value_that_is_no_number_is_a_clear_error(backend: Any, who: str, call: Any) -> None:
+    """On NumPy ``full((), None)`` was nan and ``full((2,), [1.0])`` [1., 1.]."""
+    with pytest.raises(TypeError, match=rf"^{who}: fill_value must be a number"):
+        call()
+
+
+def test_a_fill_value_the_dtype_cannot_hold_is_a_clear_error(backend: Any) -> None:
+    with pytest.raises(ValueError, match=r"^full: fill_value nan .*int64"):
+        minitorch.full((2,), float("nan"), dtype="int64")  # NumPy: -2**63, silently
+    with pytest.raises(OverflowError, match=r"^full: fill_value 100000000000000000000 .*int64"):
+        minitorch.full((2,), 10**20)
+    with pytest.raises(OverflowError, match=r"^full_like: fill_value 1e\+300 .*float32"):
+        minitorch.full_like(minitorch.tensor([1.0], dtype="float32"), 1e300)
+
+
+@pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "full_like"])
+def test_like_functions_need_a_tensor(backend: Any, fn: str) -> None:
+    """``ones_like(3.0)`` was ``AttributeError: 'float' object has no attribute '_backend'``."""
+    args = (1.0,) if fn == "full_like" else ()
+    for x, given in ((3.0, "float 3.0"), ([1.0], "list"), (np.zeros(2), "ndarray")):
+        with pytest.raises(TypeError, match=rf"^{fn}: needs a Tensor, got .*{given}") as info:
+            getattr(minitorch, fn)(x, *args)
+        assert f"minitorch.{fn.removesuffix('_like')}(shape" in str(info.value)
+
+
+def test_arange_reads_numpy_integers_as_ints(backend: Any) -> None:
+    """``arange(np.int64(4))`` was the default float dtype (``arange(4)`` int64), as
+    ``torch.arange(np.int64(4))`` is not."""
+    torch = pytest.importorskip("torch")
+    for args in ((np.int64(4),), (np.int32(1), 7, np.int64(2)), (0, np.float64(2.0), 0.5)):
+        t = minitorch.arange(*args)
+        ref = torch.arange(*(a.item() if isinstance(a, np.generic) else a for a in args))
+        assert t.dtype == backend.dtypes["int64" if ref.dtype == torch.int64 else "float64"]
+        np.testing.assert_array_equal(t.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: minitorch.arange(1, 5, 0), ValueError, "arange: step must not be zero"),
+        (lambda: minitorch.arange(0.0, 1.0, 0.0), ValueError, "arange: step must not be zero"),
+        (lambda: minitorch.arange("3"), TypeError, "arange: stop must be a real number.*'3'"),
+        (lambda: minitorch.arange(0, float("nan")), ValueError, "arange: stop must be finite.*nan"),
+        (lambda: minitorch.arange(float("-inf"), 0), ValueError, "arange: start must be finite"),
+        (lambda: minitorch.arange(0, 1, 1j), TypeError, "arange: step must be a real number"),
+        (lambda: minitorch.linspace(0, 1, -1), ValueError, "linspace: num must be >= 0, got -1"),
+        (lambda: minitorch.linspace(0, 1, 2.5), TypeError, "linspace: num must be an int.*2.5"),
+        (lambda: minitorch.linspace(0, 1, True), TypeError, "linspace: num must be an int"),
+        (lambda: minitorch.linspace("0", 1, 3), TypeError, "linspace: start must be a real"),
+        (lambda: minitorch.randint(3, 0, (2,)), ValueError, "randint: low must be less than high"),
+        (lambda: minitorch.randint(1, 1, (2,)), ValueError, "randint: low must be less than high"),
+        (lambda: minitorch.randint(1.5, 2.5, (2,)), TypeError, "randint: low must be an int.*1.5"),
+        (lambda: minitorch.randint(0, 2.5, (2,)), TypeError, "randint: high must be an int.*2.5"),
+    ],
+)
+def test_bad_range_arguments_are_clear_errors(
+    backend: Any, call: Any, error: type[Exception], message: str
+) -> None:
+    """These were a bare ZeroDivisionError, torch's or NumPy's own text, or (randint of
+    floats) draws from the truncated bounds."""
+    with pytest.raises(error, match=rf"^{message}"):
+        call()
+
+
+def test_range_arguments_that_pytorch_takes(backend: Any) -> None:
+    np.testing.assert_array_equal(minitorch.linspace(0, 1, np.int64(3)).numpy(), [0, 0.5, 1])
+    assert minitorch.linspace(0, 1, 0).shape == (0,)
+    np.testing.assert_array_equal(minitorch.arange(5, 1, -1.5).numpy(), [5.0, 3.5, 2.0])
+    assert minitorch.arange(3, 1).shape == (0,)
+    r = minitorch.randint(np.int64(2), np.int32(4), 5)
+    assert r.shape == (5,) and r.dtype == backend.dtypes["int64"]
+    assert set(r.numpy().tolist()) <= {2, 3}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [10**20, [10**20], [[1, 2], [3, -(10**19)]], 2**63, 10**400],
+    ids=["1e20", "[1e20]", "nested -1e19", "2**63", "1e400"],
+)
+def test_an_int_beyond_int64_is_a_clear_error(backend: Any, data: Any) -> None:
+    """It said "could not make a rectangular array ... (ragged nested lists?)"; and
+    ``tensor(2**63)`` was a uint64 tensor on NumPy and -2**63 on array-api-strict."""
+    with pytest.raises(
+        OverflowError, match=r"^tensor\(\): the integer -?\d+ does not fit in int64"
+    ):
+        minitorch.tensor(data)
+    assert minitorch.tensor(2**63 - 1).item() == 2**63 - 1
+    assert minitorch.tensor([-(2**63)]).dtype == backend.dtypes["int64"]
+
+
+@pytest.mark.parametrize(("python", "name"), [(float, "float64"), (int, "int64"), (bool, "bool")])
+def test_python_number_types_as_dtypes(backend: Any, python: type, name: str) -> None:
+    """``dtype=float`` worked on NumPy and torch but was refused on array-api-strict
+    ("dtype must be one of the supported dtypes, got <class 'float'>"); it is float64 on
+    every backend, as ``torch.zeros(2, dtype=float)``."""
+    torch = pytest.importorskip("torch")
+    assert str(torch.zeros(2, dtype=python).dtype) == f"torch.{name}"
+    with minitorch.use_backend(backend.name, dtype="float32", device=backend.device):
+        made = [
+            minitorch.zeros(2, dtype=python),
+            minitorch.full((2,), 1, dtype=python),
+            minitorch.tensor([1, 0], dtype=python),
+            minitorch.zeros_like(minitorch.tensor([1.0]), dtype=python),
+        ]
+        if python is not bool:  # an arange of bools: not in torch, NumPy only to length 2
+            made += [minitorch.arange(3, dtype=python), minitorch.randint(0, 2, 2, dtype=python)]
+        if python is float:
+            made += [minitorch.rand(2, dtype=python), minitorch.linspace(0, 1, 2, dtype=python)]
+    for t in made:
+        assert t.dtype == backend.dtypes[name]
+
+
 # ------------------------------------------------------------------ numpy(), item(), to()
 
 

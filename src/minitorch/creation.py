@@ -8,7 +8,9 @@ Every function takes ``dtype=`` and ``device=``; the backend is the current one
 from __future__ import annotations
 
 import copy
+import math
 import numbers
+import operator
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
-from .tensor import Tensor, _check_float
+from .tensor import Tensor, _check_float, describe
 
 __all__ = [
     "Generator",
@@ -62,7 +64,42 @@ def tensor(
     >>> minitorch.tensor(np.zeros(2), device="cpu").dtype
     dtype('float64')
     """
-    return Tensor(data, requires_grad, dtype=dtype, device=device, name=name)
+    if isinstance(data, int) and not _INT64_MIN <= data <= _INT64_MAX:
+        raise _int64_error(data)
+    try:
+        return Tensor(data, requires_grad, dtype=dtype, device=device, name=name)
+    except TypeError as exc:  # NumPy reads an int beyond int64 as an object: say so
+        big = _int_beyond_int64(data) if isinstance(data, list | tuple) else None
+        if big is None:
+            raise
+        raise _int64_error(big) from exc
+
+
+#: the range of int64, the dtype of Python ints in a tensor
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _int64_error(value: int) -> OverflowError:
+    try:
+        hint = f"; write it as a float ({float(value):g}) for a float tensor"
+    except OverflowError:  # beyond every float too
+        hint = ""
+    return OverflowError(
+        f"tensor(): the integer {value} does not fit in int64, the dtype of Python ints "
+        f"(from {_INT64_MIN} to {_INT64_MAX}){hint}"
+    )
+
+
+def _int_beyond_int64(data: list[Any] | tuple[Any, ...]) -> int | None:
+    """A Python int in nested lists beyond int64 (None: none)."""
+    stack: list[Any] = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list | tuple):
+            stack.extend(reversed(v))
+        elif isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
+            return v
+    return None
 
 
 def _leaf(arr: Any, be: Backend, requires_grad: bool, who: str) -> Tensor:
@@ -73,13 +110,110 @@ def _leaf(arr: Any, be: Backend, requires_grad: bool, who: str) -> Tensor:
     return t
 
 
+def _size(who: str, shape: tuple[Any, ...]) -> tuple[int, ...]:
+    """The sizes of a new tensor, as PyTorch reads them: ``f(2, 3)`` or ``f((2, 3))``
+    (a tuple or list), each a Python int or an object with ``__index__`` (a NumPy
+    integer, a 0-d integer tensor) and >= 0. Anything else (a float, a bool, a string,
+    an array) is a clear error naming ``who``, never a size NumPy rounds or reads."""
+    dims = shape_arg(shape)
+    out = []
+    for d in dims:
+        n = None if isinstance(d, bool | np.bool_) else _index(d)
+        if n is None:
+            hint = "; for an array of sizes pass tuple(a.tolist())" if getattr(d, "ndim", 0) else ""
+            raise TypeError(
+                f"{who}: sizes must be ints (Python ints or NumPy integers), as {who}(2, 3) "
+                f"or {who}((2, 3)); got {d!r} ({type(d).__name__}) in the size {dims!r}{hint}"
+            )
+        if n < 0:
+            raise ValueError(f"{who}: sizes must be >= 0, got {n} in the size {dims!r}")
+        out.append(n)
+    return tuple(out)
+
+
+def _index(value: Any) -> int | None:
+    """``value`` as an int through ``__index__`` (None where it has none)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _fill_dtype(be: Backend, value: Any) -> Any:
+    """``torch.full``'s dtype for a fill value: bool, int64 for an integer, the default
+    float dtype for a float, the complex dtype of the default float's precision."""
+    if isinstance(value, bool | np.bool_):
+        return be.dtypes["bool"]
+    if isinstance(value, numbers.Integral):
+        return be.dtypes["int64"]
+    if isinstance(value, numbers.Real):
+        return be.dtype
+    return be.named_dtype("complex64" if be.dtype == be.dtypes["float32"] else "complex128")
+
+
+def _fill(who: str, value: Any, be: Backend, dt: Any) -> bool | int | float | complex:
+    """``value`` as the Python number that ``dt`` holds (an int truncated toward zero
+    from a float, as in PyTorch), or a clear error for what is no number or does not fit."""
+    if not isinstance(value, numbers.Number | np.bool_):
+        raise TypeError(
+            f"{who}: fill_value must be a number (bool, int, float or complex), got "
+            f"{describe(value)}; for a tensor of given values use minitorch.tensor(...)"
+        )
+    # NumPy's dtypes beyond minitorch's five come as scalar types (np.complex64)
+    numpy_type = isinstance(dt, type) and issubclass(dt, np.generic)
+    name = np.dtype(dt).name if numpy_type else be.dtype_name(dt)
+    kind: str
+    try:
+        kind = np.dtype(name).kind
+    except TypeError:  # a float NumPy lacks (torch's bfloat16): a float, unchecked
+        kind = ""
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        if kind == "c":
+            return complex(value)
+        if value.imag != 0:
+            raise TypeError(
+                f"{who}: fill_value {value!r} is complex and the dtype {name} is not; "
+                f"pass dtype='complex128' (or a real fill_value)"
+            )
+        value = value.real
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        if not isinstance(value, numbers.Integral) and not math.isfinite(value):
+            raise ValueError(f"{who}: fill_value {value!r} is not a value of dtype {name}")
+        number = int(value)
+        info = np.iinfo(name)
+        if not info.min <= number <= info.max:
+            raise OverflowError(
+                f"{who}: fill_value {value!r} does not fit in {name} "
+                f"(from {info.min} to {info.max}); pick a wider dtype"
+            )
+        return number
+    try:
+        real: float | None = float(value)
+    except OverflowError:  # an int beyond every float
+        real = None
+    if real is None or (
+        kind == "f" and math.isfinite(real) and abs(real) > float(np.finfo(name).max)
+    ):
+        raise OverflowError(
+            f"{who}: fill_value {value!r} does not fit in {name}; pick a wider dtype"
+        )
+    return complex(real) if kind == "c" else real
+
+
 def _new(
-    who: str, fill: Any, shape: Sequence[int], dtype: Any, device: Any, requires_grad: bool
+    who: str,
+    fill: Any,
+    shape: tuple[int, ...],
+    dtype: Any,
+    device: Any,
+    requires_grad: bool,
+    infer: bool = False,
 ) -> Tensor:
     be = on_device(get_backend(), device, who)
-    arr = be.xp.full(
-        tuple(int(s) for s in shape), fill, dtype=be.resolve_dtype(dtype), device=be.device
-    )
+    dt = _fill_dtype(be, fill) if infer and dtype is None else be.resolve_dtype(dtype)
+    arr = be.xp.full(shape, _fill(who, fill, be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
 
 
@@ -87,31 +221,45 @@ def zeros(
     *shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _new("zeros", 0.0, shape_arg(shape), dtype, device, requires_grad)
+    return _new("zeros", 0, _size("zeros", shape), dtype, device, requires_grad)
 
 
 def ones(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return _new("ones", 1.0, shape_arg(shape), dtype, device, requires_grad)
+    return _new("ones", 1, _size("ones", shape), dtype, device, requires_grad)
 
 
 def full(
     shape: Sequence[int] | int,
-    fill_value: float,
+    fill_value: complex,
     *,
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """A tensor filled with ``fill_value``."""
-    shp = (shape,) if isinstance(shape, int) else tuple(shape)
-    return _new("full", fill_value, shp, dtype, device, requires_grad)
+    """A tensor filled with ``fill_value`` (a number); without ``dtype``, its dtype is
+    that of ``fill_value``, as in ``torch.full``: bool for a bool, int64 for an int,
+    the default float dtype for a float (NumPy scalars by their kind alike).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> minitorch.full((2,), 7).dtype, minitorch.full(2, 0.5).dtype
+    (dtype('int64'), dtype('float32'))
+    """
+    return _new("full", fill_value, _size("full", (shape,)), dtype, device, requires_grad, True)
 
 
-def _like(who: str, x: Tensor, fill: float, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+def _like(who: str, x: Tensor, fill: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    if not isinstance(x, Tensor):
+        make = who.removesuffix("_like")
+        raise TypeError(
+            f"{who}: needs a Tensor, got {describe(x)}; use minitorch.{make}(shape"
+            f"{', fill_value' if make == 'full' else ''}) for a new tensor of a given shape"
+        )
     be = on_device(x._backend, x.device if device is None else device, who)
     dt = x.data.dtype if dtype is None else be.resolve_dtype(dtype)
-    arr = be.xp.full(x.shape, fill, dtype=dt, device=be.device)
+    arr = be.xp.full(x.shape, _fill(who, fill, be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
 
 
@@ -119,26 +267,64 @@ def zeros_like(
     x: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """Zeros with the shape, dtype, backend and device of ``x`` (unless given)."""
-    return _like("zeros_like", x, 0.0, dtype, device, requires_grad)
+    return _like("zeros_like", x, 0, dtype, device, requires_grad)
 
 
 def ones_like(
     x: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """Ones with the shape, dtype, backend and device of ``x`` (unless given)."""
-    return _like("ones_like", x, 1.0, dtype, device, requires_grad)
+    return _like("ones_like", x, 1, dtype, device, requires_grad)
 
 
 def full_like(
     x: Tensor,
-    fill_value: float,
+    fill_value: complex,
     *,
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """``fill_value`` with the shape, dtype, backend and device of ``x`` (unless given)."""
+    """``fill_value`` with the shape, dtype, backend and device of ``x`` (unless given):
+    ``x``'s dtype whatever the kind of ``fill_value``, as in ``torch.full_like``."""
     return _like("full_like", x, fill_value, dtype, device, requires_grad)
+
+
+def _number(who: str, name: str, value: Any, finite: bool = True) -> int | float:
+    """A bound of a range as a Python int (through ``__index__``: NumPy integers count)
+    or float, or a clear error naming ``who`` for anything else (and a nan or an
+    infinity where ``finite``)."""
+    number = _index(value)
+    if number is not None:
+        return number
+    real = None
+    if isinstance(value, numbers.Real) or (
+        not isinstance(value, numbers.Complex | str | bytes) and hasattr(type(value), "__float__")
+    ):
+        try:
+            real = float(value)
+        except (TypeError, ValueError):
+            real = None
+    if real is None:
+        raise TypeError(
+            f"{who}: {name} must be a real number (an int or a float), got {value!r} "
+            f"({type(value).__name__})"
+        )
+    if finite and not math.isfinite(real):
+        raise ValueError(f"{who}: {name} must be finite, got {real}")
+    return real
+
+
+def _integer(who: str, name: str, value: Any) -> int:
+    """An int argument (``linspace``'s ``num``, ``randint``'s bounds) through
+    ``__index__`` (NumPy integers count; bools do not), or a clear error naming ``who``."""
+    n = None if isinstance(value, bool | np.bool_) else _index(value)
+    if n is None:
+        raise TypeError(
+            f"{who}: {name} must be an int (a Python int or a NumPy integer), got "
+            f"{value!r} ({type(value).__name__})"
+        )
+    return n
 
 
 def arange(
@@ -150,10 +336,17 @@ def arange(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Evenly spaced values in ``[start, stop)``; int64 for integer arguments."""
+    """Evenly spaced values in ``[start, stop)``; int64 for integer arguments (Python or
+    NumPy integers), else the default float dtype. The bounds and ``step`` must be
+    finite real numbers and ``step`` nonzero."""
     be = on_device(get_backend(), device, "arange")
     if stop is None:
         start, stop = 0, start
+    start, stop, step = (
+        _number("arange", n, v) for n, v in (("start", start), ("stop", stop), ("step", step))
+    )
+    if step == 0:
+        raise ValueError("arange: step must not be zero, got step=0")
     ints = all(isinstance(v, int) for v in (start, stop, step))
     dt = (
         be.resolve_dtype(dtype) if dtype is not None else (be.dtypes["int64"] if ints else be.dtype)
@@ -171,8 +364,14 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (``num`` an
+    int >= 0)."""
     be = on_device(get_backend(), device, "linspace")
+    start = _number("linspace", "start", start, finite=False)
+    stop = _number("linspace", "stop", stop, finite=False)
+    num = _integer("linspace", "num", num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be >= 0, got {num}")
     arr = be.xp.linspace(start, stop, num, dtype=be.resolve_dtype(dtype), device=be.device)
     return _leaf(arr, be, requires_grad, "linspace")
 
@@ -303,7 +502,7 @@ def randn(
     >>> bool((minitorch.randn(3) == a).all())
     True
     """
-    size = shape_arg(shape)
+    size = _size("randn", shape)
     return _random(
         "randn", lambda g: g.standard_normal(size), dtype, device, requires_grad, generator
     )
@@ -317,21 +516,29 @@ def rand(
     generator: Generator | None = None,
 ) -> Tensor:
     """Uniform draws in ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``."""
-    size = shape_arg(shape)
+    size = _size("rand", shape)
     return _random("rand", lambda g: g.random(size), dtype, device, requires_grad, generator)
 
 
 def randint(
     low: int,
     high: int,
-    shape: Sequence[int],
+    shape: Sequence[int] | int,
     *,
     dtype: Any = None,
     device: Any = None,
     generator: Generator | None = None,
 ) -> Tensor:
-    """Uniform integers in ``[low, high)`` (int64 unless ``dtype`` says otherwise)."""
+    """Uniform integers in ``[low, high)`` (int64 unless ``dtype`` says otherwise);
+    ``low`` and ``high`` are ints with ``low < high``."""
+    lo, hi = _integer("randint", "low", low), _integer("randint", "high", high)
+    if lo >= hi:
+        raise ValueError(
+            f"randint: low must be less than high (the draws lie in [low, high)), "
+            f"got low={lo}, high={hi}"
+        )
+    size = _size("randint", (shape,))
     be = on_device(get_backend(), device, "randint")
     dt = be.dtypes["int64"] if dtype is None else be.resolve_dtype(dtype)
-    draw = host_rng(generator, "randint").integers(low, high, size=tuple(shape))
+    draw = host_rng(generator, "randint").integers(lo, hi, size=size)
     return Tensor._make(be.from_numpy(draw, dt, be.device), be, None)

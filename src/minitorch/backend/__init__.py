@@ -140,9 +140,14 @@ class Backend:
         return _NO_SCOPE if self.scope is None else self.scope(self.device)
 
     def resolve_dtype(self, dtype: Any) -> Any:
-        """``"float32"``/``"float64"``/... or a dtype object -> this library's dtype."""
+        """``"float32"``/``"float64"``/... or a dtype object -> this library's dtype.
+        Python's ``float``, ``int`` and ``bool`` mean float64, int64 and bool on every
+        backend (as ``torch.zeros(2, dtype=float)`` is float64)."""
         if dtype is None:
             return self.dtype
+        python = _PYTHON_DTYPES.get(dtype) if isinstance(dtype, type) else None
+        if python is not None:
+            return self.dtypes[python]
         if isinstance(dtype, str):
             try:
                 return self.dtypes[dtype]
@@ -192,6 +197,9 @@ class Backend:
     def __repr__(self) -> str:
         return f"Backend({self.describe()})"
 
+
+#: Python's number types as dtypes (NumPy's reading of them: ``np.dtype(float)``)
+_PYTHON_DTYPES: dict[type, str] = {float: "float64", int: "int64", bool: "bool"}
 
 #: device kinds that are host memory (no TF32, no index in the name arrays report)
 _HOST_DEVICES = ("cpu", "meta", "CPU_DEVICE", "device1", "device2")
