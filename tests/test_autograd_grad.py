@@ -130,6 +130,47 @@ def test_grad_outputs_that_require_grad(backend: Any) -> None:
     assert_close(gv, 1 - np.tanh([0.2, -0.4]) ** 2, rtol=1e-12)
 
 
+@pytest.mark.parametrize("given", [[2, -3], [True, False], [0.1, 0.3]])
+def test_a_gradient_of_another_dtype_is_cast_to_the_outputs_as_pytorch_does(
+    backend: Any, given: list[Any]
+) -> None:
+    """An int64, bool or float32 gradient of a float64 output: PyTorch casts it to the
+    output's dtype, and so does every backend (array-api-strict's arithmetic refuses to
+    mix int64 and float64, NumPy's and torch's would promote)."""
+    xs = [0.2, -0.4]
+    seed = minitorch.tensor(given)
+    tseed = torch.tensor(given, dtype=torch.float32 if isinstance(given[0], float) else None)
+    tx = _tt(xs, requires_grad=True)
+    ((tx.tanh() * tx) ** 2).backward(tseed)
+    (tgg,) = torch.autograd.grad(
+        torch.autograd.grad((tx.tanh() * tx) ** 2, tx, tseed, create_graph=True)[0].sum(), tx
+    )
+
+    x = _t(xs, backend, requires_grad=True)
+    ((x.tanh() * x) ** 2).backward(seed)
+    assert_close(x.grad, tx.grad.numpy(), rtol=1e-12)
+    (g,) = autograd.grad((x.tanh() * x) ** 2, x, seed)
+    assert g.dtype == x.dtype
+    assert_close(g, tx.grad.numpy(), rtol=1e-12)
+    (g,) = autograd.grad((x.tanh() * x) ** 2, x, seed, create_graph=True)
+    (gg,) = autograd.grad(g.sum(), x)
+    assert_close(gg, tgg.numpy(), rtol=1e-12)
+
+
+def test_a_complex_gradient_of_a_real_output_is_refused(backend: Any) -> None:
+    # PyTorch: "For complex Tensors, both grad_output and output are required to have
+    # the same dtype"; a cast would drop the imaginary part
+    x = _t([0.2, -0.4], backend, requires_grad=True)
+    seed = minitorch.tensor([1 + 1j, 2 + 0j])
+    with pytest.raises(TypeError, match=r"backward: the gradient has dtype complex128 but the"):
+        (x * x).backward(seed)
+    with pytest.raises(
+        TypeError, match=r"autograd\.grad \(output 0\): the gradient has dtype complex128"
+    ):
+        autograd.grad(x * x, x, seed)
+    assert x.grad is None
+
+
 # ------------------------------------------------------------------ against PyTorch, float64
 def _mlp_data(seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)

@@ -166,3 +166,183 @@ def test_backend_inputs_are_never_mutated(backend: Any) -> None:
         t[0, 0] = 100.0
     np.testing.assert_array_equal(backend.to_numpy(a), a_np)
     np.testing.assert_array_equal(backend.to_numpy(x.grad), a_np * a_np)  # upstream a, times a
+
+
+# ------------------------------------------------------------------ API misuse
+
+
+def test_optimizers_take_a_non_empty_iterable_of_tensors(backend: Any) -> None:
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    for opt in (minitorch.optim.SGD, minitorch.optim.Adam, minitorch.optim.AdamW):
+        name = opt.__name__
+        for empty in ([], iter([])):  # PyTorch: "optimizer got an empty parameter list"
+            with pytest.raises(ValueError, match=rf"{name}: got an empty parameter list"):
+                opt(empty, lr=0.1)
+        with pytest.raises(
+            TypeError,
+            match=rf"{name}: params must be an iterable of Tensors .*got Tensor\(shape=\(2,\).*"
+            r"wrap one tensor in a list",
+        ):
+            opt(w, lr=0.1)
+        # PyTorch's parameter groups: minitorch has none, and says so
+        with pytest.raises(TypeError, match=rf"{name}: parameter 0 is a dict; .*parameter groups"):
+            opt([{"params": [w]}], lr=0.1)
+        with pytest.raises(TypeError, match=rf"{name}: params is a dict; .*parameter groups"):
+            opt({"params": [w]}, lr=0.1)
+        with pytest.raises(TypeError, match=rf"{name}: parameter 1 is not a Tensor \(got int 3\)"):
+            opt([w, 3], lr=0.1)
+        with pytest.raises(TypeError, match=rf"{name}: params must be an iterable.*got str"):
+            opt("w", lr=0.1)
+        assert opt((p for p in [w]), lr=0.1).params == [w]  # a generator is fine
+
+
+def test_clip_grad_norm_names_what_is_not_a_tensor(backend: Any) -> None:
+    w = minitorch.tensor([3.0, 4.0], requires_grad=True)
+    (w * w).sum().backward()
+    for bad, what in (("w", "str"), (None, "NoneType"), (3.0, "float 3.0")):
+        with pytest.raises(
+            TypeError, match=rf"clip_grad_norm_: params must be an iterable of Tensors .*{what}"
+        ):
+            minitorch.optim.clip_grad_norm_(bad, 1.0)
+    with pytest.raises(
+        TypeError, match=r"clip_grad_norm_: parameter 1 is not a Tensor \(got str\)"
+    ):
+        minitorch.optim.clip_grad_norm_([w, "b"], 1.0)
+    np.testing.assert_allclose(backend.to_numpy(w.grad), [6.0, 8.0])  # refused: left alone
+    assert float(minitorch.optim.clip_grad_norm_(w, 1.0)) == pytest.approx(10.0)
+
+
+def test_autograd_grad_names_outputs_and_inputs_that_are_not_tensors(backend: Any) -> None:
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()
+    for bad, shown in ((None, "NoneType"), (3, "int 3"), ("w", "str"), ({"w": w}, "dict")):
+        with pytest.raises(
+            TypeError,
+            match=rf"autograd\.grad: inputs must be a Tensor or a sequence of Tensors, got {shown}",
+        ):
+            minitorch.autograd.grad(y, bad)
+        with pytest.raises(
+            TypeError,
+            match=rf"autograd\.grad: outputs must be a Tensor or a sequence of Tensors, got "
+            rf"{shown}",
+        ):
+            minitorch.autograd.grad(bad, w)
+    with pytest.raises(TypeError, match=r"autograd\.grad: input 1 must be a Tensor, got int 3"):
+        minitorch.autograd.grad(y, [w, 3])
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad", "jacobian", "hessian"])
+def test_func_transforms_check_argnums(backend: Any, name: str) -> None:
+    transform = getattr(minitorch.func, name)
+
+    def f(a: Any, b: Any) -> Any:
+        return (a * b).sum()
+
+    x = minitorch.tensor([1.0, 2.0])
+    for bad, shown in (
+        (None, "NoneType None"),
+        (1.5, "float 1.5"),
+        (True, "bool True"),
+        ((), r"tuple \(\)"),
+        ((0, 1.5), r"tuple \(0, 1\.5\)"),
+        ("0", "str '0'"),
+    ):
+        # refused where the transform is made: the mistake is there, not in the call
+        with pytest.raises(
+            TypeError,
+            match=rf"func\.{name}: argnums must be an int or a non-empty tuple of "
+            rf"ints .*got {shown}",
+        ):
+            transform(f, argnums=bad)
+    for bad in (2, -3, (0, 2)):
+        with pytest.raises(
+            ValueError,
+            match=rf"func\.{name}: argnums -?[23] is out of range for a call with 2 positional "
+            r"argument\(s\); pass an index from -2 to 1",
+        ):
+            transform(f, argnums=bad)(x, x)
+    assert transform(f, argnums=[0, 1])(x, x) is not None  # a list, as a tuple
+
+
+def test_requires_grad_must_be_a_bool(backend: Any) -> None:
+    t = minitorch.tensor([1.0, 2.0])
+    for bad, shown in (("yes", "str 'yes'"), (None, "NoneType None"), (1, "int 1")):
+        # PyTorch: "requires_grad_(): argument 'requires_grad' must be bool"
+        with pytest.raises(TypeError, match=rf"requires_grad_: .*True or False, got {shown}"):
+            t.requires_grad_(bad)
+        with pytest.raises(TypeError, match=rf"requires_grad: .*True or False, got {shown}"):
+            t.requires_grad = bad
+        assert t.requires_grad is False
+    assert t.requires_grad_(np.bool_(True)).requires_grad is True
+    t.requires_grad = False
+    assert t.requires_grad is False
+
+
+def test_retain_grad_on_a_tensor_that_does_not_require_grad(backend: Any) -> None:
+    # PyTorch: "can't retain_grad on Tensor that has requires_grad=False"
+    i = minitorch.tensor([1, 2])
+    with pytest.raises(
+        RuntimeError,
+        match=r"retain_grad: Tensor\(shape=\(2,\), dtype=int64.*can never have a gradient",
+    ):
+        i.retain_grad()
+    with minitorch.no_grad(), pytest.raises(RuntimeError, match="can never have a gradient"):
+        i.retain_grad()
+    x = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    for const in (minitorch.tensor([1.0, 2.0]), x.detach() * 2.0):
+        with pytest.raises(
+            RuntimeError,
+            match=r"retain_grad: Tensor\(shape=\(2,\), dtype=float64.*does not require grad",
+        ):
+            const.retain_grad()
+    with minitorch.no_grad():  # no graph is recorded: a float result is let be
+        y = x * 2.0
+        y.retain_grad()
+    assert y.grad is None
+    x.retain_grad()  # a leaf that requires grad: its .grad comes anyway
+    z = x * 3.0
+    z.retain_grad()
+    z.sum().backward()
+    np.testing.assert_array_equal(backend.to_numpy(z.grad), [1.0, 1.0])
+    np.testing.assert_array_equal(backend.to_numpy(x.grad), [3.0, 3.0])
+
+
+def test_fill_takes_a_real_number(backend: Any) -> None:
+    for t in (minitorch.tensor([1.0, 2.0]), minitorch.tensor([1, 2])):
+        for bad, shown in (
+            (None, "NoneType None"),
+            ("a", "str 'a'"),
+            ("1.5", "str '1.5'"),
+            (1 + 2j, r"complex \(1\+2j\)"),
+            ([1.0], r"list \[1\.0\]"),
+            (minitorch.tensor([3.0]), r"Tensor\(shape=\(1,\)"),
+        ):
+            with pytest.raises(
+                TypeError, match=rf"fill_: value must be a real number .*got {shown}"
+            ):
+                t.fill_(bad)
+        assert t.version == 0 and t.tolist() == [1, 2]  # refused: unchanged
+        # a 0-d tensor, a 0-d NumPy array or a NumPy scalar is its number, as in PyTorch
+        for value in (minitorch.tensor(3.0), np.array(3.0), np.float32(3.0), np.int64(3)):
+            assert t.fill_(value).tolist() == [3, 3]
+    assert minitorch.tensor([0.0]).fill_(True).tolist() == [1.0]
+
+
+def test_save_and_load_take_a_file_name(backend: Any, tmp_path: Any) -> None:
+    w = minitorch.tensor([1.0, 2.0])
+    for bad, shown in ((3, "int 3"), (None, "NoneType None"), (b"w.mt", "bytes b'w.mt'")):
+        with pytest.raises(
+            TypeError,
+            match=rf"save: path must be a file name, a str or "
+            rf"os\.PathLike .*got {shown}",
+        ):
+            minitorch.save(w, bad)
+        with pytest.raises(TypeError, match=rf"load: path must be a file name.*got {shown}"):
+            minitorch.load(bad)
+    with (
+        open(tmp_path / "w.mt", "wb") as f,
+        pytest.raises(TypeError, match=r"save: .*got BufferedWriter.*not open file objects"),
+    ):
+        minitorch.save(w, f)
+    assert (tmp_path / "w.mt").stat().st_size == 0
+    assert minitorch.load(minitorch.save(w, str(tmp_path / "w.mt"))).tolist() == [1.0, 2.0]

@@ -8,12 +8,12 @@ saved inputs/output as graph Tensors. That is how higher-order derivatives come 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import _grad_mode
 from .engine import Node, run_backward, unbroadcast
-from .tensor import Tensor, apply, namespace_of, seed_gradient
+from .tensor import Tensor, apply, describe, namespace_of, seed_gradient
 
 __all__ = ["Node", "apply", "backward", "grad", "unbroadcast"]
 
@@ -38,6 +38,42 @@ def _recording(node: Node) -> tuple[Any, tuple[Any, ...]]:
     backend, so that every operation it does is recorded too."""
     node.check_versions()
     return namespace_of(node.backend), node.saved_values(_as_graph_tensor)
+
+
+_WHO = "autograd.grad"
+
+
+def _tensors(given: Any, what: str) -> list[Any]:
+    """``outputs`` or ``inputs`` of :func:`grad` as a list: one Tensor, or a sequence
+    (any iterable but a string or dict) of them."""
+    if isinstance(given, Tensor):
+        return [given]
+    if isinstance(given, str | bytes | Mapping) or not isinstance(given, Iterable):
+        raise TypeError(
+            f"{_WHO}: {what} must be a Tensor or a sequence of Tensors, got {describe(given)}"
+        )
+    return list(given)
+
+
+def _seed_of_dtype(out: Tensor, gradient: Any, who: str, as_tensor: bool) -> Any:
+    """The seed of a backward pass from ``out`` (see ``seed_gradient``), of ``out``'s
+    dtype: a Tensor gradient of another real or bool dtype is cast to it, as PyTorch
+    does (an int64 gradient of a float32 output too, which array-api-strict's
+    arithmetic would refuse); a complex one is refused, as PyTorch refuses it."""
+    seed = seed_gradient(out, gradient, who, as_tensor=as_tensor)
+    data = seed.data if isinstance(seed, Tensor) else seed
+    if data.dtype == out.data.dtype:
+        return seed
+    be = out._backend
+    if be.xp.isdtype(data.dtype, "complex floating"):
+        raise TypeError(
+            f"{who}: the gradient has dtype {be.dtype_name(data.dtype)} but the output "
+            f"{describe(out)} is real; pass a real gradient (PyTorch refuses it too)"
+        )
+    with be.on_device():  # CuPy: cast on the output's GPU
+        if isinstance(seed, Tensor):
+            return namespace_of(be).astype(seed, out.data.dtype)
+        return be.xp.astype(seed, out.data.dtype)
 
 
 def grad(
@@ -90,14 +126,14 @@ def grad(
     >>> float(h)
     18.0
     """
-    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    outs = _tensors(outputs, "outputs")
+    ins = _tensors(inputs, "inputs")
     if not outs or not ins:
-        raise ValueError("grad: needs at least one output and one input")
+        raise ValueError(f"{_WHO}: needs at least one output and one input")
     for what, seq in (("output", outs), ("input", ins)):
         for i, t in enumerate(seq):
             if not isinstance(t, Tensor):
-                raise TypeError(f"grad: {what} {i} must be a Tensor, got {type(t).__name__}")
+                raise TypeError(f"{_WHO}: {what} {i} must be a Tensor, got {describe(t)}")
     if grad_outputs is None:
         gouts: list[Any] = [None] * len(outs)
     elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, Sequence):
@@ -106,20 +142,20 @@ def grad(
         gouts = list(grad_outputs)
     if len(gouts) != len(outs):
         raise ValueError(
-            f"grad: got {len(outs)} output(s) but {len(gouts)} grad_outputs; pass one per "
+            f"{_WHO}: got {len(outs)} output(s) but {len(gouts)} grad_outputs; pass one per "
             f"output (None for a one-element output)"
         )
     for i, t in enumerate(ins):
         if not t.requires_grad:
             raise RuntimeError(
-                f"grad: input {i} (shape {tuple(t.data.shape)}) does not require grad; "
+                f"{_WHO}: input {i} (shape {tuple(t.data.shape)}) does not require grad; "
                 f"create it with requires_grad=True (or call .requires_grad_()) before "
                 f"computing the outputs"
             )
     for i, o in enumerate(outs):
         if not o.requires_grad:
             raise RuntimeError(
-                f"grad: output {i} (shape {tuple(o.data.shape)}) does not require grad and "
+                f"{_WHO}: output {i} (shape {tuple(o.data.shape)}) does not require grad and "
                 f"has no graph: it does not depend on any tensor that requires grad (or "
                 f"it was computed under no_grad())"
             )
@@ -137,7 +173,7 @@ def grad(
             where.append(len(uniq))
             uniq.append(t)
     seeds = [
-        seed_gradient(o, g, f"grad (output {i})", as_tensor=create_graph)
+        _seed_of_dtype(o, g, f"{_WHO} (output {i})", create_graph)
         for i, (o, g) in enumerate(zip(outs, gouts, strict=True))
     ]
     if create_graph:
@@ -156,7 +192,7 @@ def grad(
                 continue
             if not allow_unused:
                 raise RuntimeError(
-                    f"grad: input {i} (shape {tuple(t.data.shape)}) was not used to compute "
+                    f"{_WHO}: input {i} (shape {tuple(t.data.shape)}) was not used to compute "
                     f"the outputs; pass allow_unused=True to get None for it (or "
                     f"materialize_grads=True for zeros)."
                 )

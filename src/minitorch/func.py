@@ -64,17 +64,36 @@ def _check_tensor(x: Any, who: str, what: str) -> Tensor:
     return x
 
 
+def _check_argnums(argnums: Any, who: str) -> tuple[int, ...]:
+    """``argnums`` as a tuple, if it is an int or a non-empty tuple (or list) of ints
+    (bools are not ints here: ``argnums=True`` is a mistake)."""
+
+    def is_int(a: Any) -> bool:
+        return isinstance(a, int) and not isinstance(a, bool)
+
+    if is_int(argnums):
+        return (argnums,)
+    if isinstance(argnums, tuple | list) and argnums and all(is_int(a) for a in argnums):
+        return tuple(argnums)
+    raise TypeError(
+        f"{who}: argnums must be an int or a non-empty tuple of ints (which positional "
+        f"arguments to differentiate), got {type(argnums).__name__} {argnums!r}"
+    )
+
+
 def _normalize_argnums(argnums: Argnums, nargs: int, who: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if not nums or not all(isinstance(a, int) for a in nums):
-        raise TypeError(
-            f"{who}: argnums must be an int or a non-empty tuple of ints, got {argnums!r}"
-        )
+    nums = _check_argnums(argnums, who)
     out = []
     for a in nums:
         if not -nargs <= a < nargs:
+            fix = (
+                f"pass an index from {-nargs} to {nargs - 1}"
+                if nargs
+                else "pass the tensors to differentiate as positional arguments"
+            )
             raise ValueError(
-                f"{who}: argnums {a} is out of range for a call with {nargs} positional argument(s)"
+                f"{who}: argnums {a} is out of range for a call with {nargs} positional "
+                f"argument(s); {fix}"
             )
         out.append(a % nargs)
     if len(set(out)) != len(out):
@@ -200,7 +219,7 @@ def _value_and_grad_impl(
     if not keep:
         out = out.detach()
         gs = tuple(g.detach() for g in gs)
-    g_res: Any = gs[0] if isinstance(argnums, int) else gs
+    g_res: Any = gs if isinstance(argnums, tuple | list) else gs[0]
     return out, g_res, aux
 
 
@@ -236,8 +255,15 @@ def grad(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> 
     12.0
     """
 
+    return _grad(f, argnums, has_aux, "func.grad")
+
+
+def _grad(f: Callable[..., Any], argnums: Argnums, has_aux: bool, who: str) -> Callable[..., Any]:
+    """:func:`grad`, whose errors name ``who`` (the transform the user called)."""
+    _check_argnums(argnums, who)
+
     def grad_f(*args: Any, **kwargs: Any) -> Any:
-        _, g, aux = _value_and_grad_impl(f, argnums, has_aux, "func.grad", args, kwargs)
+        _, g, aux = _value_and_grad_impl(f, argnums, has_aux, who, args, kwargs)
         return (g, aux) if has_aux else g
 
     grad_f.__name__ = f"grad_{getattr(f, '__name__', 'f')}"
@@ -261,6 +287,8 @@ def value_and_grad(
     >>> float(v), g.tolist()
     (5.0, [2.0, 4.0])
     """
+
+    _check_argnums(argnums, "func.value_and_grad")
 
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         out, g, aux = _value_and_grad_impl(f, argnums, has_aux, "func.value_and_grad", args, kwargs)
@@ -429,7 +457,14 @@ def jacobian(
     >>> func.jacobian(lambda t: t * t)(x).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
-    who = "func.jacobian"
+    return _jacobian(f, argnums, has_aux, "func.jacobian")
+
+
+def _jacobian(
+    f: Callable[..., Any], argnums: Argnums, has_aux: bool, who: str
+) -> Callable[..., Any]:
+    """:func:`jacobian`, whose errors name ``who`` (the transform the user called)."""
+    _check_argnums(argnums, who)
 
     def jac_f(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args), who)
@@ -459,7 +494,7 @@ def jacobian(
                     else:  # no output element: the Jacobian has no element either
                         jk = reshape(zeros_like(o, dtype=x.dtype), (*o.shape, *x.shape))
                     jacs.append(jk if keep else jk.detach())
-                per_out.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+                per_out.append(tuple(jacs) if isinstance(argnums, tuple | list) else jacs[0])
         result: Any = per_out[0] if single else tuple(per_out)
         return (result, aux) if has_aux else result
 
@@ -485,4 +520,4 @@ def hessian(f: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
     >>> func.hessian(lambda t: (t ** 3).sum())(x).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacobian(grad(f, argnums), argnums)
+    return _jacobian(_grad(f, argnums, False, "func.hessian"), argnums, False, "func.hessian")

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .backend import array_result, get_backend
-from .tensor import Tensor
+from .tensor import Tensor, describe
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "clip_grad_norm_"]
 
@@ -92,9 +92,34 @@ class _OnDevices:
         self._leave()
 
 
+def _param_list(params: Any, who: str, optimizer: bool) -> list[Any]:
+    """``params`` as a list, if it is an iterable of tensors (a list, a tuple, a
+    generator such as ``model.parameters()``); one tensor, a string or a dict is not
+    (for an ``optimizer``, a dict is named as PyTorch's parameter group)."""
+    if optimizer and isinstance(params, Mapping):
+        raise TypeError(f"{who}: params is a dict; {_NO_GROUPS}")
+    if isinstance(params, Tensor | str | bytes | Mapping) or not isinstance(params, Iterable):
+        hint = "; wrap one tensor in a list: [w]" if isinstance(params, Tensor) else ""
+        raise TypeError(
+            f"{who}: params must be an iterable of Tensors (a list, or model.parameters()), "
+            f"got {describe(params)}{hint}"
+        )
+    return list(params)
+
+
+_NO_GROUPS = (
+    "minitorch's optimizers take no parameter groups (PyTorch's dicts), only an iterable "
+    "of tensors sharing one set of hyper-parameters: make one optimizer per group"
+)
+
+
 class Optimizer:
     """What every optimizer here shares: the parameter list, ``zero_grad``, and a
     ``state_dict`` / ``load_state_dict`` round trip.
+
+    ``params`` is a non-empty iterable of leaf tensors that require grad (a list,
+    ``model.parameters()``), each given once; PyTorch's parameter groups (dicts) are
+    not supported: one optimizer per group.
 
     A subclass names its hyper-parameters (``_hyper``, checked by ``_check``), its
     per-parameter arrays (``_arrays``; ``None`` until a step creates them) and its
@@ -119,10 +144,22 @@ class Optimizer:
 
     def __init__(self, params: Iterable[Tensor], **hyper: Any) -> None:
         name = type(self).__name__
-        self.params = list(params)
+        self.params = _param_list(params, name, optimizer=True)
+        if not self.params:
+            raise ValueError(
+                f"{name}: got an empty parameter list; pass the tensors to train, e.g. "
+                f"{name}(model.parameters(), ...) or {name}([w, b], ...)"
+            )
         first: dict[int, int] = {}
         for i, p in enumerate(self.params):
-            if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
+            if isinstance(p, Mapping):
+                raise TypeError(f"{name}: parameter {i} is a dict; {_NO_GROUPS}")
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"{name}: parameter {i} is not a Tensor (got {describe(p)}); an optimizer "
+                    f"updates minitorch Tensors (leaves that require grad)"
+                )
+            if not p.requires_grad or not p.is_leaf:
                 raise ValueError(f"{name}: parameter {i} must be a leaf Tensor that requires grad")
             j = first.setdefault(id(p), i)
             if j != i:  # each step would update it twice (PyTorch warns)
@@ -606,7 +643,14 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tenso
     max_norm = float(max_norm)
     if isinstance(params, Tensor):  # one tensor, as PyTorch takes it
         params = [params]
-    ps = [p for p in params if p._grad is not None]
+    given = _param_list(params, "clip_grad_norm_", optimizer=False)
+    for i, p in enumerate(given):
+        if not isinstance(p, Tensor):
+            raise TypeError(
+                f"clip_grad_norm_: parameter {i} is not a Tensor (got {describe(p)}); pass a "
+                f"Tensor or an iterable of Tensors (model.parameters())"
+            )
+    ps = [p for p in given if p._grad is not None]
     if not ps:  # PyTorch's tensor(0.)
         be0 = get_backend()
         return Tensor._make(be0.xp.asarray(0.0, dtype=be0.dtype, device=be0.device), be0, None)

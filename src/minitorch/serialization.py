@@ -48,14 +48,33 @@ def save(obj: Any, path: str | os.PathLike[str]) -> pathlib.Path:
     >>> back["w"], back["step"]
     (tensor([1., 2.], dtype=float32, backend=numpy, requires_grad=True), 3)
     """
+    out = _as_path(path, "save")
     arrays: dict[str, Any] = {}
     tree = _encode(obj, arrays, "obj")
     header = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
     arrays[_HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
-    out = pathlib.Path(path)
     with atomic_path(out) as tmp, tmp.open("wb") as f:
         np.savez(f, **arrays)
     return out
+
+
+def _as_path(path: Any, who: str) -> pathlib.Path:
+    """``path`` as a ``pathlib.Path``, if it is a file name: a str or an ``os.PathLike``
+    (``pathlib.Path``). An open file, bytes, a number or None raises TypeError."""
+    if isinstance(path, str | os.PathLike):
+        try:
+            return pathlib.Path(path)
+        except TypeError:  # a PathLike whose __fspath__ gives bytes
+            pass
+    hint = (
+        "; minitorch reads and writes files by name, not open file objects"
+        if hasattr(path, "read") or hasattr(path, "write")
+        else ""
+    )
+    raise TypeError(
+        f"{who}: path must be a file name, a str or os.PathLike (pathlib.Path), got "
+        f"{type(path).__name__} {path!r}{hint}"
+    )
 
 
 def _encode(obj: Any, arrays: dict[str, Any], where: str) -> Any:
@@ -116,7 +135,7 @@ def load(
     FileFormatError
         If the file is empty, truncated, corrupt or not written by :func:`save`.
     """
-    p = pathlib.Path(path)
+    p = _as_path(path, "load")
     arrays = read_npz(p, "load", "a file minitorch.save wrote", FileFormatError)
     try:
         if _HEADER not in arrays:

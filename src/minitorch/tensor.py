@@ -188,6 +188,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if not isinstance(value, bool | np.bool_):  # PyTorch: "requires_grad must be a bool"
+            raise TypeError(
+                f"requires_grad: must be set to True or False, got {type(value).__name__} {value!r}"
+            )
         self.requires_grad_(bool(value))
 
     @property
@@ -246,6 +250,16 @@ class Tensor:
         array([3., 3.], dtype=float32)
         """
         seed = seed_gradient(self, gradient, "backward")
+        if seed.dtype != self.data.dtype:  # a Tensor gradient of another dtype: cast (PyTorch)
+            xp = self._backend.xp
+            if xp.isdtype(seed.dtype, "complex floating"):
+                raise TypeError(
+                    f"backward: the gradient has dtype {self._backend.dtype_name(seed.dtype)} "
+                    f"but the output {describe(self)} is real; pass a real gradient (PyTorch "
+                    f"refuses it too)"
+                )
+            with self._backend.on_device():  # CuPy: cast on the output's GPU
+                seed = xp.astype(seed, self.data.dtype)
         engine.run_backward([self], [seed], retain_graph=retain_graph)
 
     def detach(self) -> Tensor:
@@ -253,7 +267,14 @@ class Tensor:
         return Tensor._make(self.data, self._backend, None)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` of this leaf in place (floating-point tensors only)."""
+        """Set ``requires_grad`` of this leaf in place (floating-point tensors only);
+        ``requires_grad`` must be a bool (as PyTorch: ``"yes"`` or None raise TypeError)."""
+        if not isinstance(requires_grad, bool | np.bool_):
+            raise TypeError(
+                f"requires_grad_: requires_grad must be True or False, got "
+                f"{type(requires_grad).__name__} {requires_grad!r}"
+            )
+        requires_grad = bool(requires_grad)
         if self._node is not None and not requires_grad:
             raise RuntimeError(
                 "requires_grad_(False) on a non-leaf tensor: use .detach() to cut it from the graph"
@@ -264,7 +285,27 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        """Also fill ``.grad`` of this non-leaf tensor during backward."""
+        """Also fill ``.grad`` of this non-leaf tensor during backward (a leaf that
+        requires grad gets its ``.grad`` anyway).
+
+        A tensor that does not require grad has no gradient to keep: RuntimeError, as
+        PyTorch's "can't retain_grad on Tensor that has requires_grad=False". Under
+        ``no_grad()`` a floating-point one is let be (nothing records a graph there, so
+        code that builds the same expression with and without grad mode can call it
+        either way); its ``.grad`` stays None."""
+        if not self._requires_grad:
+            if not self._backend.xp.isdtype(self.data.dtype, "real floating"):
+                raise RuntimeError(
+                    f"retain_grad: {describe(self)} can never have a gradient: only "
+                    f"floating-point tensors require grad; convert it first "
+                    f"(.astype('float32')) and compute it from a tensor with requires_grad=True"
+                )
+            if _grad_mode.is_grad_enabled():
+                raise RuntimeError(
+                    f"retain_grad: {describe(self)} does not require grad, so backward gives "
+                    f"it no gradient to keep; call it on a result computed from a tensor "
+                    f"with requires_grad=True, or on a leaf after .requires_grad_()"
+                )
         if self._node is None:
             return
         self._node.retain = weakref.ref(self)
@@ -493,7 +534,24 @@ class Tensor:
         return self._rebase(self._filled(0), "zero_")
 
     def fill_(self, value: float) -> Tensor:
-        """In place: set every element to ``value``; bumps the version counter."""
+        """In place: set every element to ``value``; bumps the version counter.
+
+        ``value`` is a real number or bool (a NumPy scalar, or a 0-d Tensor or NumPy
+        array, is read as its number), as PyTorch: a string, None, a complex number or
+        an array with elements along an axis raises TypeError."""
+        if isinstance(value, Tensor | np.ndarray | np.generic) and value.ndim == 0:
+            value = value.item()
+        if not isinstance(value, bool | int | float):
+            got = (
+                describe(value)
+                if isinstance(value, Tensor | np.ndarray)
+                else f"{type(value).__name__} {value!r}"
+            )
+            raise TypeError(
+                f"fill_: value must be a real number (int, float or bool) or a 0-d tensor, "
+                f"got {got}; convert it first (float(...), or .item() of a one-element "
+                f"tensor) to fill {describe(self)}"
+            )
         self._check_inplace("fill_")
         return self._rebase(self._filled(value), "fill_")
 
