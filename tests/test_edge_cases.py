@@ -306,3 +306,22 @@ def test_matrix_power_of_a_singular_matrix_names_matrix_power(backend: Any) -> N
     x = _f64([[1.0, 2.0], [2.0, 4.0]], backend)
     with pytest.raises(OpError, match=r"matrix_power with n=-1 needs the inverse: .*singular"):
         minitorch.linalg.matrix_power(x, -1)
+
+
+def test_requires_grad_keyword_takes_a_bool(backend: Any) -> None:
+    """requires_grad='yes' or 1 was read by its truth value; PyTorch refuses them."""
+    for make in (
+        lambda v: minitorch.tensor([1.0], requires_grad=v),
+        lambda v: minitorch.zeros(2, requires_grad=v),
+        lambda v: minitorch.ones_like(_f64([1.0], backend), requires_grad=v),
+    ):
+        for bad in ("yes", 1, None):
+            with pytest.raises(TypeError, match=r"requires_grad must be True or False"):
+                make(bad)
+        assert make(True).requires_grad and not make(np.False_).requires_grad
+
+
+def test_a_complex_gradient_of_a_real_output_is_refused(backend: Any) -> None:
+    x = _f64([1.0, 2.0], backend)
+    with pytest.raises(TypeError, match="backward: the gradient has dtype complex128"):
+        (x * x).backward(np.array([1j, 1j]))

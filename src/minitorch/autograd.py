@@ -55,27 +55,6 @@ def _tensors(given: Any, what: str) -> list[Any]:
     return list(given)
 
 
-def _seed_of_dtype(out: Tensor, gradient: Any, who: str, as_tensor: bool) -> Any:
-    """The seed of a backward pass from ``out`` (see ``seed_gradient``), of ``out``'s
-    dtype: a Tensor gradient of another real or bool dtype is cast to it, as PyTorch
-    does (an int64 gradient of a float32 output too, which array-api-strict's
-    arithmetic would refuse); a complex one is refused, as PyTorch refuses it."""
-    seed = seed_gradient(out, gradient, who, as_tensor=as_tensor)
-    data = seed.data if isinstance(seed, Tensor) else seed
-    if data.dtype == out.data.dtype:
-        return seed
-    be = out._backend
-    if be.xp.isdtype(data.dtype, "complex floating"):
-        raise TypeError(
-            f"{who}: the gradient has dtype {be.dtype_name(data.dtype)} but the output "
-            f"{describe(out)} is real; pass a real gradient (PyTorch refuses it too)"
-        )
-    with be.on_device():  # CuPy: cast on the output's GPU
-        if isinstance(seed, Tensor):
-            return namespace_of(be).astype(seed, out.data.dtype)
-        return be.xp.astype(seed, out.data.dtype)
-
-
 def grad(
     outputs: Tensor | Sequence[Tensor],
     inputs: Tensor | Sequence[Tensor],
@@ -173,7 +152,7 @@ def grad(
             where.append(len(uniq))
             uniq.append(t)
     seeds = [
-        _seed_of_dtype(o, g, f"{_WHO} (output {i})", create_graph)
+        seed_gradient(o, g, f"{_WHO} (output {i})", as_tensor=create_graph)
         for i, (o, g) in enumerate(zip(outs, gouts, strict=True))
     ]
     if create_graph:

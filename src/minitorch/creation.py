@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
-from .tensor import Tensor, _check_float, describe
+from .tensor import Tensor, _check_float, _flag, describe
 
 __all__ = [
     "Generator",
@@ -64,47 +64,12 @@ def tensor(
     >>> minitorch.tensor(np.zeros(2), device="cpu").dtype
     dtype('float64')
     """
-    if isinstance(data, int) and not _INT64_MIN <= data <= _INT64_MAX:
-        raise _int64_error(data)
-    try:
-        return Tensor(data, requires_grad, dtype=dtype, device=device, name=name)
-    except TypeError as exc:  # NumPy reads an int beyond int64 as an object: say so
-        big = _int_beyond_int64(data) if isinstance(data, list | tuple) else None
-        if big is None:
-            raise
-        raise _int64_error(big) from exc
-
-
-#: the range of int64, the dtype of Python ints in a tensor
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _int64_error(value: int) -> OverflowError:
-    try:
-        hint = f"; write it as a float ({float(value):g}) for a float tensor"
-    except OverflowError:  # beyond every float too
-        hint = ""
-    return OverflowError(
-        f"tensor(): the integer {value} does not fit in int64, the dtype of Python ints "
-        f"(from {_INT64_MIN} to {_INT64_MAX}){hint}"
-    )
-
-
-def _int_beyond_int64(data: list[Any] | tuple[Any, ...]) -> int | None:
-    """A Python int in nested lists beyond int64 (None: none)."""
-    stack: list[Any] = [data]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, list | tuple):
-            stack.extend(reversed(v))
-        elif isinstance(v, int) and not _INT64_MIN <= v <= _INT64_MAX:
-            return v
-    return None
+    return Tensor(data, requires_grad, dtype=dtype, device=device, name=name)
 
 
 def _leaf(arr: Any, be: Backend, requires_grad: bool, who: str) -> Tensor:
     t = Tensor._make(arr, be, None)
-    if requires_grad:
+    if _flag(requires_grad, f"{who}(requires_grad=...)"):
         _check_float(t, f"{who}(requires_grad=True)")
         t.requires_grad = True
     return t

@@ -270,6 +270,25 @@ def unbroadcast(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
 
 
 # ---------------------------------------------------------------- the backward pass
+def graph_leaves(roots: Sequence[Node]) -> list[Any]:
+    """The leaf tensors (those that require grad) of the graph below ``roots``, each
+    once, in the order a depth-first walk meets them."""
+    leaves: dict[int, Any] = {}
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for e in n.edges:
+            if isinstance(e, Node):
+                stack.append(e)
+            elif e is not None:
+                leaves[id(e)] = e
+    return list(leaves.values())
+
+
 def run_backward(
     roots: Sequence[Any],
     root_grads: Sequence[Any],

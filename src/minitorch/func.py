@@ -28,6 +28,7 @@ from typing import Any, cast
 from . import _grad_mode
 from .autograd import grad as _autograd_grad
 from .creation import zeros_like
+from .engine import graph_leaves
 from .ops.shape import reshape, stack
 from .tensor import Tensor
 
@@ -135,27 +136,10 @@ def _closes_over(outs: Sequence[Any], aliases: Sequence[Any]) -> bool:
     on ``W`` in ``grad(lambda x: f(x, W))``). The results then stay differentiable, as
     ``torch.func``'s do: detached, the penalty's gradient to ``W`` was silently 0."""
     mine = {id(a) for a in aliases}
-    stack: list[Any] = []
-    for o in outs:
-        if isinstance(o, Tensor) and o.requires_grad:
-            if o._node is None:
-                if id(o) not in mine:
-                    return True
-            else:
-                stack.append(o._node)
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for e in node.edges:
-            if isinstance(e, Tensor):  # a leaf that requires grad
-                if id(e) not in mine:
-                    return True
-            elif e is not None:
-                stack.append(e)
-    return False
+    live = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]
+    if any(o._node is None and id(o) not in mine for o in live):  # a leaf returned as is
+        return True
+    return any(id(t) not in mine for t in graph_leaves([o._node for o in live if o._node]))
 
 
 def _split_aux(res: Any, has_aux: bool, who: str) -> tuple[Any, Any]:

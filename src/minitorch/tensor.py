@@ -121,7 +121,7 @@ class Tensor:
         with be.on_device():  # CuPy: made on the tensor's GPU, wherever the current one is
             _init(self, _fresh_array(data, be, dt, device), be, None)
         self.name = name
-        if requires_grad:
+        if _flag(requires_grad, "tensor(requires_grad=...)"):
             _check_float(self, "tensor(requires_grad=True)")
             self._requires_grad = True
 
@@ -250,16 +250,6 @@ class Tensor:
         array([3., 3.], dtype=float32)
         """
         seed = seed_gradient(self, gradient, "backward")
-        if seed.dtype != self.data.dtype:  # a Tensor gradient of another dtype: cast (PyTorch)
-            xp = self._backend.xp
-            if xp.isdtype(seed.dtype, "complex floating"):
-                raise TypeError(
-                    f"backward: the gradient has dtype {self._backend.dtype_name(seed.dtype)} "
-                    f"but the output {describe(self)} is real; pass a real gradient (PyTorch "
-                    f"refuses it too)"
-                )
-            with self._backend.on_device():  # CuPy: cast on the output's GPU
-                seed = xp.astype(seed, self.data.dtype)
         engine.run_backward([self], [seed], retain_graph=retain_graph)
 
     def detach(self) -> Tensor:
@@ -877,11 +867,16 @@ def _host_data(data: Any) -> np.ndarray:
     except ValueError as exc:  # NumPy >= 1.24 refuses ragged nested lists
         arr, cause = np.empty(0, dtype=object), exc
     # 2**63 alone reads as uint64 on NumPy (which array-api-strict then wrapped to -2**63)
-    if (arr.dtype == object or arr.dtype == np.uint64) and _too_big(data):
+    big = _int_beyond_int64(data) if arr.dtype == object or arr.dtype == np.uint64 else None
+    if big is not None:
+        try:
+            hint = f"; write it as a float ({float(big):g}) for a float tensor"
+        except OverflowError:  # beyond every float too
+            hint = ""
         raise OverflowError(
-            "tensor(): a Python int does not fit in int64 (the largest integer dtype); "
-            "give a float (1e20) for a float tensor"
-        )
+            f"tensor(): the integer {big} does not fit in int64, the dtype of Python ints "
+            f"(from {-(2**63)} to {2**63 - 1}){hint}"
+        ) from cause
     if arr.dtype == object:
         raise TypeError(
             "tensor(): could not make a rectangular array of numbers from the data "
@@ -890,13 +885,16 @@ def _host_data(data: Any) -> np.ndarray:
     return arr
 
 
-def _too_big(data: Any) -> bool:
-    """Whether ``data`` (numbers, nested lists) holds an int beyond int64's range."""
-    if isinstance(data, int) and not isinstance(data, bool):
-        return not -(2**63) <= data < 2**63
-    if isinstance(data, list | tuple):
-        return any(_too_big(d) for d in data)
-    return False
+def _int_beyond_int64(data: Any) -> int | None:
+    """A Python int in ``data`` (a number, nested lists) beyond int64 (None: none)."""
+    stack: list[Any] = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list | tuple):
+            stack.extend(reversed(v))
+        elif isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+            return v
+    return None
 
 
 def _fresh_array(data: Any, be: Backend, dt: Any, device: Any) -> Any:
@@ -1096,15 +1094,44 @@ def _seed(t: Tensor, gradient: Any, who: str, as_tensor: bool) -> Any:
             f"{who}: the gradient is on device {native.device} but the output is on "
             f"{t.device}; move the gradient there first"
         )
+    if getattr(native, "dtype", None) is not None and _complex(be, native.dtype):
+        name = (
+            native.dtype.name if isinstance(native.dtype, np.dtype) else be.dtype_name(native.dtype)
+        )
+        raise TypeError(
+            f"{who}: the gradient has dtype {name} but the output "
+            f"{describe(t)} is real; pass a real gradient (PyTorch refuses it too)"
+        )
     gd = given.data if given is not None else as_array(gradient, be, t.data.dtype, t.device)
     if tuple(gd.shape) != tuple(t.data.shape):
         raise RuntimeError(
             f"{who}: gradient has shape {tuple(gd.shape)} but the output has shape "
             f"{tuple(t.data.shape)}; they must match."
         )
+    if gd.dtype != t.data.dtype:
+        # a Tensor gradient of another real or bool dtype is cast to the output's, as in
+        # PyTorch (an int64 one of a float32 output too, which strict's arithmetic refuses)
+        if as_tensor and given is not None:
+            return namespace_of(be).astype(given, t.data.dtype)  # differentiable
+        gd, given = xp.astype(gd, t.data.dtype), None
     if as_tensor:
         return given if given is not None else Tensor._make(gd, t._backend, None)
     return xp.asarray(gd, copy=True)
+
+
+def _flag(value: Any, who: str) -> bool:
+    """``requires_grad=`` of a new tensor: True or False (NumPy's bools too), as in
+    PyTorch; ``"yes"``, 1 or None were read by their truth value."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{who}: requires_grad must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _complex(be: Backend, dtype: Any) -> bool:
+    """Whether ``dtype`` (of ``be``'s library, or NumPy's) is complex."""
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "c"
+    return bool(be.xp.isdtype(dtype, "complex floating"))
 
 
 # backend -> its differentiable namespace; filled by minitorch.array_api when imported

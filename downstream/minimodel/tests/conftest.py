@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from minimodel import Embedding, Linear, Module
 
 import minitorch
 
@@ -73,3 +74,16 @@ def host(x: Any) -> np.ndarray:
     if type(x).__module__.startswith("torch"):
         return np.asarray(x.detach().cpu().numpy())
     return np.asarray(minitorch.Tensor(x).numpy())
+
+
+class Tied(Module):
+    """An embedding and an output head sharing one weight, and a sub-module held under
+    two names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = Embedding(5, 4)
+        self.mid = Linear(4, 4)
+        self.again = self.mid
+        self.head = Linear(4, 5, bias=False)
+        self.head.weight = self.emb.weight

@@ -28,7 +28,7 @@ from minimodel import (
 )
 
 import minitorch
-from conftest import host
+from conftest import Tied, host
 
 CONFIG = LMConfig(vocab_size=13, block_size=8, d_model=16, n_layers=2, n_heads=4)
 
@@ -228,19 +228,6 @@ def test_load_state_dict_errors_name_keys_and_shapes() -> None:
         np.testing.assert_array_equal(p.numpy(), before[n].numpy())
     with pytest.raises(TypeError, match="expected a dict"):
         model.load_state_dict([1, 2])  # type: ignore[arg-type]
-
-
-class Tied(Module):
-    """An embedding and an output head sharing one weight, and a sub-module held under
-    two names."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.emb = Embedding(5, 4)
-        self.mid = Linear(4, 4)
-        self.again = self.mid
-        self.head = Linear(4, 5, bias=False)
-        self.head.weight = self.emb.weight
 
 
 TIED_KEYS = ["emb.weight", "mid.weight", "mid.bias", "again.weight", "again.bias", "head.weight"]

@@ -27,7 +27,7 @@ from minimodel import (
 )
 
 import minitorch
-from conftest import host
+from conftest import Tied, host
 
 torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
 nn = torch.nn
@@ -330,16 +330,6 @@ def test_module_list_indexing_and_slicing_match_torch() -> None:
             ours[bad]
 
 
-class TiedOurs(Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.emb = Embedding(5, 4)
-        self.mid = Linear(4, 4)
-        self.again = self.mid
-        self.head = Linear(4, 5, bias=False)
-        self.head.weight = self.emb.weight
-
-
 class TiedTorch(nn.Module):  # type: ignore[misc]
     def __init__(self) -> None:
         super().__init__()
@@ -354,7 +344,7 @@ def test_tied_state_dict_matches_torch(backend: Any) -> None:
     """A tied parameter: once in ``named_parameters()``, under each name in the state
     dict, as torch.nn; a tied PyTorch model's state dict loads strictly (and ours into
     PyTorch), and the model computes what PyTorch's does."""
-    ours, ref = TiedOurs(), TiedTorch().double()
+    ours, ref = Tied(), TiedTorch().double()
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in ref.named_parameters()]
     assert len(list(ours.parameters())) == len(list(ref.parameters())) == 3
     assert list(ours.state_dict()) == list(ref.state_dict())

@@ -39,7 +39,7 @@ import numpy as np
 
 import minitorch
 from minitorch.backend import resolve
-from minitorch.engine import Node, run_backward, unbroadcast
+from minitorch.engine import Node, graph_leaves, run_backward, unbroadcast
 from minitorch.ops import REGISTRY, OpDef
 from minitorch.tensor import Tensor
 from minitorch.viz import to_dot
@@ -1194,28 +1194,10 @@ def naive_backward(root: Tensor, before: Snapshot) -> dict[int, Any]:
 
     # the real engine's backward pass, with the saved values read the naive way
     start = Tensor._make(root.data, node.backend, node)  # the root as it was recorded
-    leaves = _graph_leaves(node)
+    leaves: list[Tensor] = graph_leaves([node])
     seed = node.backend.xp.ones_like(root.data)
     grads = run_backward([start], [seed], retain_graph=True, inputs=leaves, vjp_args=naive)
     return {id(t): g for t, g in zip(leaves, grads, strict=True) if g is not None}
-
-
-def _graph_leaves(root: Node) -> list[Tensor]:
-    """The leaf tensors (that require grad) of the graph below ``root``."""
-    leaves: dict[int, Tensor] = {}
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        for e in n.edges:
-            if isinstance(e, Node):
-                stack.append(e)
-            elif e is not None:
-                leaves[id(e)] = e
-    return list(leaves.values())
 
 
 def simulate_error(

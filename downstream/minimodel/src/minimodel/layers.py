@@ -42,9 +42,10 @@ def _probability(where: str, name: str, value: Any) -> float:
         raise TypeError(
             f"{where}: {name} must be a float in [0, 1], got {value!r} ({type(value).__name__})"
         )
-    if not 0.0 <= value <= 1.0:
+    p = float(value)
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"{where}: {name} must be a probability in [0, 1], got {value}")
-    return float(value)
+    return p
 
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: str | None) -> minitorch.Tensor:
