@@ -948,10 +948,16 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     if be is None:
         raise OpError(f"{op.name}: needs at least one Tensor input")
     inputs = datas
-    if op.promote is not None:
-        # x + y of one float dtype, or x * 2.0: nothing to promote (checked inline, as
-        # every arithmetic op passes here); anything else goes through the table
-        if len(datas) == 2 and op.promote == 0:
+    promote_at = op.promote
+    if promote_at is not None:
+        # x + y of one float dtype, x * 2.0, exp(x) of a float x: nothing to promote
+        # (checked inline, as every arithmetic op passes here); anything else goes
+        # through the table
+        n = len(datas)
+        if n == 1:  # one input, a Tensor's array: only an integer or boolean one changes
+            if datas[0].dtype not in be.floating:
+                inputs = promote(be, datas, 0, op.promote_float)
+        elif n == 2 and promote_at == 0:
             x, y = datas
             fl = be.floating
             if type(y) in _NUMBERS:  # a bool is an int to a non-bool tensor (promote)
@@ -963,11 +969,8 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
                 same = (dt is y.dtype or dt == y.dtype) and dt in fl
             if not same:
                 inputs = promote(be, datas, 0, op.promote_float)
-        elif len(datas) == 1:  # exp(x): only an integer or boolean x is converted
-            if type(datas[0]) not in _NUMBERS and datas[0].dtype not in be.floating:
-                inputs = promote(be, datas, 0, op.promote_float)
         else:
-            inputs = promote(be, datas, op.promote, op.promote_float)
+            inputs = promote(be, datas, promote_at, op.promote_float)
     try:
         if be.scope is None:
             out, saved = op.fwd(be.xp, *inputs, **params) if params else op.fwd(be.xp, *inputs)
