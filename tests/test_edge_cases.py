@@ -325,3 +325,35 @@ def test_a_complex_gradient_of_a_real_output_is_refused(backend: Any) -> None:
     x = _f64([1.0, 2.0], backend)
     with pytest.raises(TypeError, match="backward: the gradient has dtype complex128"):
         (x * x).backward(np.array([1j, 1j]))
+
+
+def test_booleans_have_no_floor_division_remainder_or_power(backend: Any) -> None:
+    """NumPy gave int8; PyTorch, array-api-strict (and now every backend) refuse."""
+    b = minitorch.tensor([True, False]).to(backend.name, device=backend.device)
+    for fn in (lambda: b // b, lambda: b % True, lambda: b**b):
+        with pytest.raises(OpError, match="not defined for booleans"):
+            fn()
+    ints = minitorch.tensor([3]).to(backend.name, device=backend.device)
+    np.testing.assert_array_equal(_np(ints // 2), [1])
+
+
+def test_an_axis_is_an_int_not_a_bool(backend: Any) -> None:
+    x = _f64(np.zeros((2, 3)), backend)
+    with pytest.raises(OpError, match="permute_dims: an axis must be an int, got True"):
+        minitorch.permute_dims(x, (True, False))
+    with pytest.raises(OpError, match="expand_dims: axis must be an int, got True"):
+        minitorch.expand_dims(x, axis=True)
+    assert minitorch.permute_dims(x, (np.int64(1), 0)).shape == (3, 2)
+
+
+def test_transforms_refuse_integer_outputs(backend: Any) -> None:
+    """jacobian of an int64 output was all zeros; torch.func refuses it."""
+    x = _f64([1.0, 2.0], backend).detach()
+
+    def step(t: minitorch.Tensor) -> minitorch.Tensor:
+        return (t > 0).astype("int64")
+
+    with pytest.raises(TypeError, match=r"func\.jacobian: the function's outputs must be"):
+        minitorch.func.jacobian(step)(x)
+    with pytest.raises(TypeError, match=r"func\.vjp: the function's outputs must be"):
+        minitorch.func.vjp(step, x)

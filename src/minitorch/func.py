@@ -283,11 +283,25 @@ def value_and_grad(
 
 
 def _as_outputs(res: Any, who: str) -> tuple[list[Tensor], bool]:
+    """The outputs of a function ``vjp``, ``jvp`` or ``jacobian`` differentiates: Tensors of
+    a floating-point dtype (an integer output has no derivative: its Jacobian was all
+    zeros; torch.func refuses it too)."""
     if isinstance(res, Tensor):
-        return [res], True
-    if isinstance(res, tuple | list) and res and all(isinstance(r, Tensor) for r in res):
-        return list(res), False
-    raise TypeError(f"{who}: the function must return a Tensor or a tuple of Tensors, got {res!r}")
+        outs, single = [res], True
+    elif isinstance(res, tuple | list) and res and all(isinstance(r, Tensor) for r in res):
+        outs, single = list(res), False
+    else:
+        raise TypeError(
+            f"{who}: the function must return a Tensor or a tuple of Tensors, got {res!r}"
+        )
+    for i, o in enumerate(outs):
+        if o.dtype not in o._backend.floating:
+            raise TypeError(
+                f"{who}: the function's outputs must be floating-point Tensors, but output "
+                f"{i} has dtype {o._backend.dtype_name(o.dtype)}; differentiate the float "
+                f"values the integers come from"
+            )
+    return outs, single
 
 
 def _cotangent(c: Any, out: Tensor, who: str) -> Any:

@@ -28,6 +28,16 @@ def _is_scalar(v: Any) -> bool:
     return type(v) in (int, float, bool)
 
 
+def refuse_booleans(xp: Any, name: str, x: Any, y: Any) -> None:
+    """``x // y``, ``x % y``, ``x ** y`` of two booleans: refused on every backend, as
+    PyTorch and the Array API refuse them (NumPy gave int8)."""
+    if all(type(v) is bool or (not _is_scalar(v) and xp.isdtype(v.dtype, "bool")) for v in (x, y)):
+        raise InputError(
+            f"{name}: not defined for booleans (PyTorch and the Array API refuse them); "
+            f"convert first, e.g. x.astype('int64')"
+        )
+
+
 # ------------------------------------------------------------------ add, sub, neg
 def _add(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     """Elementwise ``x + y`` with broadcasting."""
@@ -165,6 +175,7 @@ def _pow(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     A float tensor to the power 0.5 is ``sqrt(x)`` and to -0.5 is ``1 / sqrt(x)``, as in
     PyTorch: so ``(-inf) ** 0.5`` is nan, where C's ``pow`` gives inf.
     """
+    refuse_booleans(xp, "pow", x, y)
     if _is_scalar(y) and y in (0.5, -0.5) and xp.isdtype(x.dtype, "real floating"):
         out = _root(xp, x, y)
     else:

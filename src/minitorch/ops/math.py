@@ -18,7 +18,7 @@ import numpy as np
 
 from ..tensor import Operand, Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
-from .elementwise import BINARY, SPECIAL, UNARY, _booleans, _is_scalar
+from .elementwise import BINARY, SPECIAL, UNARY, _booleans, _is_scalar, refuse_booleans
 from .elementwise import pow as _pow_op
 
 Fwd = Callable[..., tuple[Any, tuple[Any, ...]]]
@@ -238,6 +238,7 @@ def _floor_divide(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     too (``-7 // 2 == -4``). The gradient is zero, as PyTorch's ``div(rounding_mode=
     "floor")``. A zero quotient has the sign of ``x / y`` (``-0.0 // 1.0 == -0.0``), as
     the Array API standard says."""
+    refuse_booleans(xp, "floor_divide", x, y)
     out = xp.floor_divide(x, y)
     if xp.isdtype(out.dtype, "real floating"):
         # JAX gives +0.0 for -0.0 // 1.0
@@ -273,6 +274,7 @@ def _remainder(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     """Elementwise ``x % y``, with the sign of the divisor ``y`` (Python's and PyTorch's
     ``remainder``: ``-7 % 2 == 1``), i.e. ``x - floor(x / y) * y``. A zero takes the
     divisor's sign too (``0.0 % -1.0 == -0.0``), as the Array API standard says."""
+    refuse_booleans(xp, "remainder", x, y)
     out = xp.remainder(x, y)
     if xp.isdtype(out.dtype, "real floating"):
         # PyTorch gives zeros the dividend's sign

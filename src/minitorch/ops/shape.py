@@ -82,6 +82,8 @@ def _permute_dims(xp: Any, x: Any, axes: Sequence[int]) -> tuple[Any, tuple[Any,
     """Reorder the axes: output axis ``i`` is input axis ``axes[i]``."""
     n = x.ndim
     for a in axes:
+        if isinstance(a, bool) or not isinstance(a, int):
+            raise OpError(f"permute_dims: an axis must be an int, got {a!r} in {tuple(axes)}")
         if not -n <= a < n:
             raise OpError(
                 f"permute_dims: axes {tuple(axes)} are out of range for the {n} axes of "
@@ -217,6 +219,8 @@ broadcast_to = defop(
 
 def _expand_dims(xp: Any, x: Any, axis: int = 0) -> tuple[Any, tuple[Any, ...]]:
     """Insert a size-1 axis at ``axis``."""
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise OpError(f"expand_dims: axis must be an int, got {axis!r}")
     return xp.expand_dims(x, axis=axis), (tuple(x.shape),)
 
 
