@@ -482,3 +482,20 @@ def test_a_captured_step_clips_and_trains_a_0d_parameter_as_eager(backend: Any) 
             np.testing.assert_allclose(_host(backend, p.data), tp.detach().numpy(), rtol=1e-12)
             assert is_array_of(p.data, backend)
     assert captured.stats == {"records": 1, "replays": 4, "fallbacks": 0}
+
+
+def test_zero_grad_set_to_none_as_pytorch(backend: Any) -> None:
+    """set_to_none=False (PyTorch's option) zeroes each gradient in place of dropping
+    it; a parameter without one keeps None."""
+    w = minitorch.tensor([1.0, 2.0], requires_grad=True)
+    v = minitorch.tensor([3.0], requires_grad=True)
+    opt = minitorch.optim.SGD([w, v], lr=0.1)
+    (w * w).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert v.grad is None
+    np.testing.assert_array_equal(_host(backend, w.grad), [0.0, 0.0])
+    assert tuple(w.grad.shape) == (2,) and w.grad.dtype == w.data.dtype
+    opt.zero_grad()
+    assert w.grad is None
+    with pytest.raises(TypeError, match="zero_grad: set_to_none must be True or False"):
+        opt.zero_grad(set_to_none="no")  # type: ignore[arg-type]

@@ -202,10 +202,17 @@ class Optimizer:
                 on(p)
                 yield i, p, g
 
-    def zero_grad(self) -> None:
-        """Drop every parameter's gradient (the next backward starts fresh)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (the next backward starts fresh), as
+        PyTorch's default; ``set_to_none=False`` sets each existing one to zeros."""
+        if not isinstance(set_to_none, bool):
+            raise TypeError(f"zero_grad: set_to_none must be True or False, got {set_to_none!r}")
         for p in self.params:
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                with p._backend.on_device():
+                    p.grad = p._backend.xp.zeros_like(p.grad)
 
     def _keeps_no_gradient(self) -> bool:
         """Whether ``step()`` keeps no reference to a gradient array it reads (SGD's
