@@ -7,6 +7,7 @@ import copy
 import math
 import pickle
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,13 @@ from minimodel import (
     Linear,
     LMConfig,
     Module,
+    ModuleDict,
     ModuleList,
     MultiHeadAttention,
     Parameter,
+    ReLU,
+    Sequential,
+    Tanh,
     TinyLM,
     TransformerBlock,
 )
@@ -131,6 +136,76 @@ def test_module_list_slices_are_module_lists_of_the_same_modules() -> None:
     assert len(layers[5:]) == 0 and list(layers[5:].parameters()) == []
 
 
+def test_containers_refuse_what_is_not_a_module_or_a_name() -> None:
+    """Each error names the container and method, and what was given; nothing is added
+    when it raises."""
+    for make, match in (
+        (lambda: Sequential([Linear(2, 2)]), r"Sequential\(\*layers\).*got list"),
+        (lambda: Sequential(minitorch.relu), "not a function or a class.*got function"),
+        (
+            lambda: ModuleList(Linear(2, 2)),
+            r"ModuleList: .*got Linear; write ModuleList\(\[module\]\)",
+        ),
+        (lambda: ModuleList().extend(ReLU()), "ModuleList.extend: expected an iterable.*got ReLU"),
+        (
+            lambda: ModuleList([ReLU()]).insert("0", ReLU()),
+            "ModuleList.insert: index must be an int",
+        ),
+        (
+            lambda: ModuleList([ReLU()]).__setitem__(0, "relu"),
+            r"ModuleList\[0\] = \.\.\.: .*got str",
+        ),
+        (
+            lambda: ModuleList([ReLU()]).__setitem__(slice(0, 1), [ReLU()]),
+            "must be integers, got slice",
+        ),
+        (lambda: Sequential(ReLU()) + [Tanh()], "unsupported operand"),  # noqa: RUF005
+        (
+            lambda: ModuleDict({1: ReLU()}),
+            "ModuleDict.update: module names must be strings, got int 1",
+        ),
+        (lambda: ModuleDict().update(3), "ModuleDict.update: expected a mapping .* got int"),
+        (
+            lambda: ModuleDict().update([("a",)]),
+            r"element 0 is \('a',\), not a \(key, module\) pair",
+        ),
+        (
+            lambda: ModuleDict({"a": minitorch.relu}),
+            "ModuleDict.update: 'a': expected a minimodel.Module",
+        ),
+    ):
+        with pytest.raises(TypeError, match=match):
+            make()
+    for make, match in (
+        (
+            lambda: ModuleDict({"a": ReLU()})["b"],
+            r"ModuleDict has no module 'b'; its keys are \['a'\]",
+        ),
+        (lambda: ModuleDict({"keys": ReLU()}), "'keys' is an attribute of ModuleDict"),
+        (
+            lambda: Sequential(OrderedDict([("a.b", ReLU())])),
+            "module name 'a.b' must be .* without '.'",
+        ),
+        (lambda: Sequential(OrderedDict([("1", ReLU())])).append(Tanh()), "name '1' is taken"),
+    ):
+        with pytest.raises(KeyError, match=match):
+            make()
+    for make, match in (
+        (
+            lambda: ModuleList([ReLU()]).insert(2, ReLU()),
+            "ModuleList.insert: index 2 is out of range",
+        ),
+        (lambda: ModuleList().pop(), "ModuleList index -1 is out of range for 0 modules"),
+        (lambda: Sequential(ReLU())[1], "Sequential index 1 is out of range for 1 modules"),
+    ):
+        with pytest.raises(IndexError, match=match):
+            make()
+    layers = ModuleList([ReLU()])
+    with pytest.raises(TypeError):
+        layers.extend([Tanh(), "relu"])  # type: ignore[list-item]
+    assert len(layers) == 1
+
+
 def test_train_eval_and_zero_grad() -> None:
     model = small_model()
     assert all(m.training for m in model.modules())
@@ -147,7 +222,7 @@ def test_repr_reads_like_torch() -> None:
     text = repr(small_model())
     assert text.startswith("TinyLM(vocab_size=13, block_size=8, positions=learned\n")
     assert "  (tok_emb): Embedding(13, 16)\n" in text
-    assert "    (0): TransformerBlock(\n" in text
+    assert "    (0-1): 2 x TransformerBlock(\n" in text  # a ModuleList's run of equal reprs
     assert "(qkv): Linear(in_features=16, out_features=48, bias=True)" in text
     assert "(ln_f): LayerNorm((16,), eps=1e-05)" in text
     assert text.endswith("\n)")

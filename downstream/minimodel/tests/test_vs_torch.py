@@ -7,12 +7,14 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from minimodel import (
+    GELU,
     MLP,
     Dropout,
     Embedding,
@@ -20,8 +22,14 @@ from minimodel import (
     Linear,
     LMConfig,
     Module,
+    ModuleDict,
     ModuleList,
     MultiHeadAttention,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    Tanh,
     TinyLM,
     TransformerBlock,
 )
@@ -434,3 +442,188 @@ def test_sizes_torch_refuses_and_accepts() -> None:
             warnings.simplefilter("ignore")  # "Initializing zero-element tensors is a no-op"
             ref = make_ref()
         assert make_ours().weight.shape == tuple(ref.weight.shape)
+
+
+# ------------------------------------------------------------------ containers and activations
+@pytest.mark.parametrize(
+    ("ours", "ref"),
+    [
+        (ReLU(), nn.ReLU()),
+        (GELU(), nn.GELU()),
+        (GELU(approximate="tanh"), nn.GELU(approximate="tanh")),
+        (Tanh(), nn.Tanh()),
+        (Sigmoid(), nn.Sigmoid()),
+        (SiLU(), nn.SiLU()),
+    ],
+    ids=repr,
+)
+def test_activation_modules(backend: Any, ours: Module, ref: Any) -> None:
+    assert repr(ours) == repr(ref)
+    check_against_torch(ours, ref, [rng_normal(3, 5) * 3])
+
+
+def test_activation_arguments() -> None:
+    for ours, ref in ((ReLU, nn.ReLU), (SiLU, nn.SiLU)):
+        assert repr(ours(inplace=True)) == repr(ref(inplace=True))
+        x = minitorch.tensor([-1.0, 2.0])
+        np.testing.assert_allclose(
+            host(ours(inplace=True)(x)), host(ref()(torch.tensor([-1.0, 2.0]))), **TOL
+        )
+        assert x.tolist() == [-1.0, 2.0]  # out of place: the input keeps its values
+    with pytest.raises(ValueError, match="GELU: approximate must be 'none' or 'tanh', got 'fast'"):
+        GELU("fast")
+
+
+def check_state_dict_round_trip(ours: Module, ref: Any) -> None:
+    """Our state dict loads strictly into ``ref`` and ``ref``'s into ours, with the same
+    names in the same order and the same values."""
+    ref.double()
+    sd = ours.state_dict()
+    assert list(sd) == list(ref.state_dict())
+    ref.load_state_dict({n: torch.from_numpy(host(t).copy()) for n, t in sd.items()})
+    for n, t in ref.state_dict().items():
+        np.testing.assert_array_equal(host(t), host(sd[n]), err_msg=n)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.normal_()
+    assert ours.load_state_dict(ref.state_dict()) == ([], [])
+    theirs = ref.state_dict()
+    for n, t in ours.state_dict().items():
+        np.testing.assert_array_equal(host(t), host(theirs[n]), err_msg=n)
+
+
+def test_sequential_matches_torch(backend: Any) -> None:
+    minitorch.manual_seed(0)
+    ours = Sequential(Linear(4, 8), GELU(approximate="tanh"), Linear(8, 8), Tanh(), Linear(8, 3))
+    ref = nn.Sequential(
+        nn.Linear(4, 8), nn.GELU(approximate="tanh"), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 3)
+    )
+    assert repr(ours) == repr(ref)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in ref.named_parameters()]
+    assert [n for n, _ in ours.named_parameters()][:3] == ["0.weight", "0.bias", "2.weight"]
+    check_against_torch(ours, ref, [rng_normal(2, 5, 4)])
+    check_state_dict_round_trip(ours, ref)
+    x = rng_normal(3, 4)
+    np.testing.assert_allclose(
+        host(ours(minitorch.tensor(x))), host(ref(torch.from_numpy(x))), **TOL
+    )
+
+
+def test_sequential_of_an_ordered_dict_matches_torch(backend: Any) -> None:
+    ours = Sequential(OrderedDict(fc=Linear(3, 4), act=SiLU(), out=Linear(4, 2)))
+    ref = nn.Sequential(OrderedDict(fc=nn.Linear(3, 4), act=nn.SiLU(), out=nn.Linear(4, 2)))
+    assert repr(ours) == repr(ref)
+    assert ours.fc is ours[0] and ours.out is ours[-1]
+    check_against_torch(ours, ref, [rng_normal(5, 3)])
+    check_state_dict_round_trip(ours, ref)
+    for key in (slice(1, None), slice(None, None, -1), slice(0, 1), slice(4, None)):
+        part = ours[key]
+        assert type(part) is Sequential
+        assert list(part.state_dict()) == list(ref[key].state_dict()), key
+
+
+class Heads(Module):
+    """A trunk and two heads: a Sequential and a ModuleDict inside a model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trunk = Sequential(Linear(3, 6), ReLU())
+        self.heads = ModuleDict({"value": Linear(6, 1), "policy": Linear(6, 4)})
+
+    def forward(self, x: minitorch.Tensor) -> minitorch.Tensor:
+        h = self.trunk(x)
+        return minitorch.concat([self.heads["value"](h), self.heads["policy"](h)], axis=-1)
+
+
+class HeadsTorch(nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(3, 6), nn.ReLU())
+        self.heads = nn.ModuleDict({"value": nn.Linear(6, 1), "policy": nn.Linear(6, 4)})
+
+    def forward(self, x: Any) -> Any:
+        h = self.trunk(x)
+        return torch.cat([self.heads["value"](h), self.heads["policy"](h)], dim=-1)
+
+
+def test_module_dict_matches_torch(backend: Any) -> None:
+    ours, ref = Heads(), HeadsTorch()
+    assert repr(ours) == repr(ref).replace("HeadsTorch", "Heads")
+    assert list(ours.state_dict())[2:4] == ["heads.value.weight", "heads.value.bias"]
+    check_against_torch(ours, ref, [rng_normal(4, 3)])
+    check_state_dict_round_trip(ours, ref)
+
+    d, td = ours.heads, ref.heads
+    assert list(d) == list(td) == list(d.keys()) == ["value", "policy"]
+    assert [type(m).__name__ for m in d.values()] == [type(m).__name__ for m in td.values()]
+    assert [k for k, _ in d.items()] == [k for k, _ in td.items()]
+    assert "value" in d and "trunk" not in d and len(d) == len(td) == 2
+    for c, lib in ((d, minimodel_layers), (td, torch_layers)):
+        c["extra"] = lib["ReLU"]()
+        c.update([("aux", lib["Linear"](6, 2))])
+        c.update({"value": lib["Linear"](6, 3)})  # replaced in place: the order is kept
+        del c["policy"]
+    assert type(d.pop("extra")) is ReLU and type(td.pop("extra")) is nn.ReLU
+    assert list(d) == list(td) == ["value", "aux"]
+    assert [n for n, _ in d.named_parameters()] == [n for n, _ in td.named_parameters()]
+    check_state_dict_round_trip(d, td)
+    d.clear()
+    td.clear()
+    assert len(d) == len(td) == 0 and list(d.parameters()) == []
+
+
+minimodel_layers: dict[str, Any] = {"Linear": Linear, "ReLU": ReLU}
+torch_layers: dict[str, Any] = {"Linear": nn.Linear, "ReLU": nn.ReLU}
+
+
+@pytest.mark.parametrize("kind", ["ModuleList", "Sequential"])
+def test_list_methods_match_torch(kind: str) -> None:
+    """The same edits of a ModuleList (a Sequential) and of torch.nn's leave the same
+    modules in the same order under the same names: appended ones are named by their
+    position, and after ``insert``, ``del`` or ``pop`` the names run 0, 1, ... afresh."""
+    mods = [Linear(2, 2) for _ in range(9)]
+    tmods = [nn.Linear(2, 2) for _ in range(9)]
+    twin = {id(m): t for m, t in zip(mods, tmods, strict=True)}
+    if kind == "ModuleList":
+        ours, ref = ModuleList(mods[:3]), nn.ModuleList(tmods[:3])
+    else:
+        ours, ref = Sequential(*mods[:3]), nn.Sequential(*tmods[:3])
+
+    def same() -> None:
+        assert len(ours) == len(ref)
+        assert all(twin[id(m)] is t for m, t in zip(ours, ref, strict=True))
+        assert list(ours.state_dict()) == list(ref.state_dict())
+        assert [n for n, _ in ours.named_parameters()] == [n for n, _ in ref.named_parameters()]
+        assert repr(ours) == repr(ref)  # a ModuleList's repeated modules: "(0-2): 3 x ..."
+
+    for edit in (
+        lambda c, m: c.append(m[3]),
+        lambda c, m: c.extend([m[4], m[5]]),
+        lambda c, m: c.insert(1, m[6]),
+        lambda c, m: c.insert(len(c), m[7]),
+        lambda c, m: c.insert(0, m[8]),
+        lambda c, m: c.__setitem__(-2, m[0]),  # now held twice: tied in the state dict
+        lambda c, m: c.__setitem__(1, m[3]),
+        lambda c, m: c.__delitem__(2),
+        lambda c, m: c.__delitem__(-1),
+        lambda c, m: c.__delitem__(slice(0, 4, 2)),
+    ):
+        returned, treturned = edit(ours, mods), edit(ref, tmods)
+        assert returned is ours or treturned is None  # ModuleList.insert: None in torch
+        same()
+    assert twin[id(ours.pop(0))] is ref.pop(0)
+    assert twin[id(ours.pop(-1))] is ref.pop(-1)
+    same()
+    if kind == "ModuleList":
+        joined, tjoined = ours + [mods[1]], ref + [tmods[1]]  # noqa: RUF005
+        assert type(joined) is ModuleList and type(tjoined) is nn.ModuleList
+        ours += ModuleList([mods[2]])
+        ref += nn.ModuleList([tmods[2]])
+    else:
+        joined, tjoined = ours + Sequential(mods[1]), ref + nn.Sequential(tmods[1])
+        assert type(joined) is Sequential and type(tjoined) is nn.Sequential
+        ours += Sequential(mods[2])
+        ref += nn.Sequential(tmods[2])
+    assert [twin[id(m)] for m in joined] == list(tjoined)
+    assert list(joined.state_dict()) == list(tjoined.state_dict())
+    same()

@@ -12,8 +12,9 @@ import numpy as np
 import minitorch
 
 from .attention import TransformerBlock
+from .containers import ModuleList
 from .layers import Dropout, Embedding, LayerNorm, Linear, _probability, _size
-from .module import Module, ModuleList
+from .module import Module
 
 __all__ = ["CharTokenizer", "LMConfig", "TinyLM"]
 

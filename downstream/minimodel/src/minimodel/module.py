@@ -2,24 +2,23 @@
 PyTorch, on minitorch tensors.
 
 A Module registers, on attribute assignment, its Parameters and its sub-Modules (also
-those inside a :class:`ModuleList`), so that ``parameters()``, ``named_parameters()``,
-``state_dict()``, ``load_state_dict()``, ``train()``/``eval()`` and ``zero_grad()`` reach
-every one of them.
+those inside a ``ModuleList``, ``Sequential`` or ``ModuleDict``: see ``containers.py``),
+so that ``parameters()``, ``named_parameters()``, ``state_dict()``, ``load_state_dict()``,
+``train()``/``eval()`` and ``zero_grad()`` reach every one of them.
 """
 
 from __future__ import annotations
 
-import operator
 import os
 import pathlib
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Generic, NamedTuple, TypeVar, overload
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 
 import minitorch
 
-__all__ = ["IncompatibleKeys", "Module", "ModuleList", "Parameter"]
+__all__ = ["IncompatibleKeys", "Module", "Parameter"]
 
 
 class Parameter(minitorch.Tensor):
@@ -401,61 +400,3 @@ def _same_values(a: minitorch.Tensor | np.ndarray, b: minitorch.Tensor | np.ndar
 
 def _indent(text: str) -> str:
     return text.replace("\n", "\n  ")
-
-
-M = TypeVar("M", bound=Module)
-
-
-class ModuleList(Module, Generic[M]):
-    """A list of sub-Modules, registered under the names ``"0"``, ``"1"``, ...
-
-    Examples
-    --------
-    >>> from minimodel import Linear, ModuleList
-    >>> layers = ModuleList([Linear(4, 4) for _ in range(2)])
-    >>> [name for name, _ in layers.named_parameters()]
-    ['0.weight', '0.bias', '1.weight', '1.bias']
-    """
-
-    def __init__(self, modules: Iterable[M] = ()) -> None:
-        super().__init__()
-        for m in modules:
-            self.append(m)
-
-    def append(self, module: M) -> ModuleList[M]:
-        """Add ``module`` at the end."""
-        if not isinstance(module, Module):
-            raise TypeError(
-                f"ModuleList.append: expected a minimodel.Module, got {type(module).__name__}"
-            )
-        self._modules[str(len(self._modules))] = module
-        return self
-
-    @overload
-    def __getitem__(self, i: int) -> M: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> ModuleList[M]: ...
-
-    def __getitem__(self, i: int | slice) -> M | ModuleList[M]:
-        """``layers[i]`` (negative ``i`` counts from the end) is a module;
-        ``layers[a:b:c]`` a new ModuleList of the same modules (not copies), as
-        ``torch.nn.ModuleList``."""
-        if isinstance(i, slice):
-            return type(self)(list(self)[i])
-        try:
-            k = operator.index(i)
-        except TypeError:
-            raise TypeError(
-                f"ModuleList indices must be integers or slices, got {type(i).__name__} {i!r}"
-            ) from None
-        n = len(self._modules)
-        if not -n <= k < n:
-            raise IndexError(f"ModuleList index {k} is out of range for {n} modules")
-        return self._modules[str(k % n)]  # type: ignore[return-value]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[M]:
-        return iter(self._modules.values())  # type: ignore[arg-type]
