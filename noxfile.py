@@ -121,7 +121,8 @@ MINIMODEL = ROOT / "downstream" / "minimodel"
 def downstream(session: nox.Session) -> None:
     """minimodel, the model package built on minitorch's public API, as a user installs
     it: minitorch's wheel (not an editable install) and minimodel, then minimodel's
-    tests (numpy, array_api_strict, torch, jax) and ``mypy --strict`` on minimodel."""
+    tests (numpy, array_api_strict, torch, jax), its doctests and ``mypy --strict`` on
+    minimodel."""
     wheels = Path(session.create_tmp()).resolve() / "wheels"
     for old in wheels.glob("*.whl"):
         old.unlink()
@@ -143,6 +144,8 @@ def downstream(session: nox.Session) -> None:
     )
     env = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "1"}
     session.run("pytest", "-n", "auto", "tests", *session.posargs, env=env)
+    # the examples in minimodel's docstrings, as the installed package has them
+    session.run("pytest", "-q", "--doctest-modules", "--pyargs", "minimodel", env=env)
     session.run("mypy", "--strict", "-p", "minimodel")
 
 

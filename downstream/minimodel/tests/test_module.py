@@ -214,8 +214,14 @@ def test_train_eval_and_zero_grad() -> None:
     assert model.blocks[1].attn.attn_drop.training
     model.loss(np.zeros((1, 4), dtype=np.int64), np.ones((1, 4), dtype=np.int64)).backward()
     assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad(set_to_none=False)  # PyTorch's option: zeros of each gradient's shape
+    for p in model.parameters():
+        assert p.grad is not None and tuple(p.grad.shape) == p.shape
+        assert not np.asarray(host(p.grad)).any()
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
+    with pytest.raises(TypeError, match="zero_grad: set_to_none must be True or False"):
+        model.zero_grad(set_to_none=None)  # type: ignore[arg-type]
 
 
 def test_repr_reads_like_torch() -> None:

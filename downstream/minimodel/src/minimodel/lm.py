@@ -27,7 +27,7 @@ class CharTokenizer:
     >>> from minimodel import CharTokenizer
     >>> tok = CharTokenizer("hello")
     >>> tok.vocab_size, tok.encode("hole"), tok.decode([3, 1])
-    (4, [0, 3, 2, 1], 'oe')
+    (4, [1, 3, 2, 0], 'oh')
     """
 
     def __init__(self, text: str) -> None:

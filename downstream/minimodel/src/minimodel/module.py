@@ -207,10 +207,16 @@ class Module:
         """``train(False)``: dropout off."""
         return self.train(False)
 
-    def zero_grad(self) -> None:
-        """Set every parameter's ``.grad`` to None (the next backward starts afresh)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set every parameter's ``.grad`` to None (the next backward starts afresh), or
+        with ``set_to_none=False`` each existing one to zeros, as ``torch.nn.Module``."""
+        if not isinstance(set_to_none, bool):
+            raise TypeError(f"zero_grad: set_to_none must be True or False, got {set_to_none!r}")
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = minitorch.zeros_like(p)  # of its dtype, backend and device
 
     # ---------------------------------------------------------------- state
     def state_dict(self) -> dict[str, minitorch.Tensor]:
