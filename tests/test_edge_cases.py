@@ -357,3 +357,40 @@ def test_transforms_refuse_integer_outputs(backend: Any) -> None:
         minitorch.func.jacobian(step)(x)
     with pytest.raises(TypeError, match=r"func\.vjp: the function's outputs must be"):
         minitorch.func.vjp(step, x)
+
+
+@pytest.mark.parametrize("fn", ["var", "std"])
+def test_var_and_std_of_complex_tensors_are_real(fn: str, backend: Any) -> None:
+    """The formula's path (a fractional correction, a 0-d tensor) squared d, not |d|:
+    a complex, wrong value."""
+    values = np.array([1 + 2j, 3 - 1j, 0.5j])
+    x = minitorch.tensor(values).to(backend.name, device=backend.device)
+    if backend.dtype_name(x.dtype) != "complex128":
+        pytest.skip(f"{backend.name} keeps no complex128 tensor")
+    ref = getattr(torch, fn)(torch.tensor(values), correction=0.5)
+    np.testing.assert_allclose(_np(getattr(minitorch, fn)(x, correction=0.5)), _np(ref))
+
+
+def test_regressions_found_by_the_second_random_run(backend: Any) -> None:
+    # an int beyond int64 read as a float where a float dtype is asked for (torch too)
+    big = minitorch.tensor(2**63, dtype="float64")
+    np.testing.assert_array_equal(_np(big), 2.0**63)
+    # full of a 0-d tensor or array: the number it holds, as torch.full
+    np.testing.assert_array_equal(_np(minitorch.full((2,), np.array(2.5))), [2.5, 2.5])
+    np.testing.assert_array_equal(_np(minitorch.full((), minitorch.tensor(1.5))), 1.5)
+    # alpha of add_ is a number ('a' * a 0-d int tensor was Python's str repetition)
+    y = minitorch.tensor([1.0]).to(backend.name, device=backend.device)
+    with pytest.raises(TypeError, match="add_: alpha must be a real number"):
+        y.add_(minitorch.tensor(3).to(backend.name, device=backend.device), alpha="a")
+    # dropout in eval mode returns its input whatever the dtype, as PyTorch
+    ints = minitorch.tensor([1, 2]).to(backend.name, device=backend.device)
+    assert minitorch.dropout(ints, training=False) is ints
+
+
+def test_hypot_gradient_of_a_tiny_result(backend: Any) -> None:
+    """g / out overflowed for a tiny out (1e10 / 1e-300): the gradient was (nan, inf)
+    where it is (0, 1e10)."""
+    ours, ref = _grads(lambda lib, a, b: lib.hypot(a, b) * 1e10, [[0.0], [1e-300]], backend)
+    np.testing.assert_array_equal(ours[0], [0.0])
+    np.testing.assert_allclose(ours[1], [1e10], rtol=1e-12)
+    np.testing.assert_allclose(ours[1], ref[1], rtol=1e-12)

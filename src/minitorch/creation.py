@@ -167,6 +167,14 @@ def _fill(who: str, value: Any, be: Backend, dt: Any) -> bool | int | float | co
     return complex(real) if kind == "c" else real
 
 
+def _number_of(fill: Any) -> Any:
+    """A 0-d Tensor or NumPy array as the number it holds (``full((), tensor(1.0))``, as
+    ``torch.full`` takes it; one read on the host); anything else as it is."""
+    if isinstance(fill, Tensor | np.ndarray) and fill.ndim == 0:
+        return fill.item()
+    return fill
+
+
 def _new(
     who: str,
     fill: Any,
@@ -177,6 +185,7 @@ def _new(
     infer: bool = False,
 ) -> Tensor:
     be = on_device(get_backend(), device, who)
+    fill = _number_of(fill)
     dt = _fill_dtype(be, fill) if infer and dtype is None else be.resolve_dtype(dtype)
     arr = be.xp.full(shape, _fill(who, fill, be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
@@ -224,7 +233,7 @@ def _like(who: str, x: Tensor, fill: Any, dtype: Any, device: Any, requires_grad
         )
     be = on_device(x._backend, x.device if device is None else device, who)
     dt = x.data.dtype if dtype is None else be.resolve_dtype(dtype)
-    arr = be.xp.full(x.shape, _fill(who, fill, be, dt), dtype=dt, device=be.device)
+    arr = be.xp.full(x.shape, _fill(who, _number_of(fill), be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
 
 

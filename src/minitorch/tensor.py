@@ -10,6 +10,7 @@ reaches the namespace through :func:`register_namespace`, which
 from __future__ import annotations
 
 import math
+import numbers
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union
@@ -482,11 +483,13 @@ class Tensor:
     def add_(self, other: Any, *, alpha: float = 1.0) -> Tensor:
         """In place: ``self += alpha * other``; bumps the version counter."""
         self._check_inplace("add_")
+        _check_alpha(alpha, "add_")
         return self._rebase(self + (other * alpha if alpha != 1.0 else other), "add_")
 
     def sub_(self, other: Any, *, alpha: float = 1.0) -> Tensor:
         """In place: ``self -= alpha * other``; bumps the version counter."""
         self._check_inplace("sub_")
+        _check_alpha(alpha, "sub_")
         return self._rebase(self - (other * alpha if alpha != 1.0 else other), "sub_")
 
     def mul_(self, other: Any) -> Tensor:
@@ -859,8 +862,12 @@ def _checked_grad(t: Tensor, value: Any) -> Any:
     return value
 
 
-def _host_data(data: Any) -> np.ndarray:
-    """Python numbers / nested lists as a NumPy array of numbers, or a clear error."""
+def _host_data(data: Any, floats: bool = False) -> np.ndarray:
+    """Python numbers / nested lists as a NumPy array of numbers, or a clear error;
+    with ``floats`` (a float dtype was asked for) ints beyond int64 are read as floats,
+    as ``torch.tensor(2**63, dtype=torch.float32)`` reads them."""
+    if floats and _int_beyond_int64(data) is not None:
+        data = np.asarray(data, dtype=np.float64)
     cause: Exception | None = None
     try:
         arr = np.asarray(data)
@@ -907,7 +914,8 @@ def _fresh_array(data: Any, be: Backend, dt: Any, device: Any) -> Any:
     elif isinstance(data, bool | int | float) or (
         isinstance(data, Sequence) and not isinstance(data, str | bytes)
     ):
-        host = _host_data(data)
+        floats = dt is not None and be.xp.isdtype(dt, "real floating")
+        host = _host_data(data, floats)
         arr = as_array(host, be, be.dtype if dt is None and host.dtype.kind == "f" else dt)
     else:
         arr = as_array(data, be, dt)
@@ -1120,6 +1128,13 @@ def _seed(t: Tensor, gradient: Any, who: str, as_tensor: bool) -> Any:
     if as_tensor:
         return given if given is not None else Tensor._make(gd, t._backend, None)
     return xp.asarray(gd, copy=True)
+
+
+def _check_alpha(alpha: Any, who: str) -> None:
+    """``alpha`` of ``add_``/``sub_``: a real number (a str times a 0-d int tensor was
+    Python's string repetition)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"{who}: alpha must be a real number, got {alpha!r}")
 
 
 def _flag(value: Any, who: str) -> bool:

@@ -595,15 +595,15 @@ def _dropout(
     """
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")
+    rng = host_rng(generator, "dropout")
+    if not training:
+        return x  # as PyTorch: the input itself (of any dtype)
     if not x._backend.xp.isdtype(x.dtype, "real floating"):
         raise OpError(
             f"dropout: needs a floating-point tensor, got dtype "
             f"{x._backend.dtype_name(x.dtype)} (the kept elements are scaled by 1/(1-p)); "
             f"convert it first (x.astype('float32'))"
         )
-    rng = host_rng(generator, "dropout")
-    if not training:
-        return x  # as PyTorch: the input itself
     if p == 0.0:
         return x * 1.0
     if p == 1.0:

@@ -329,7 +329,7 @@ atan2 = defop(
     _atan2,
     _atan2_vjp,
     nin=2,
-    promote="operands",
+    promote="division",  # ints and bools: the default float
     method=True,
     scalars=True,
     facts=Facts(
@@ -350,8 +350,8 @@ def _hypot(xp: Any, x1: Any, x2: Any) -> tuple[Any, tuple[Any, ...]]:
 
 def _hypot_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> Grads:
     x1, x2, out = saved
-    w = g / out
-    return (w * x1 if needs[0] else None), (w * x2 if needs[1] else None)
+    # g * (x / out), not (g / out) * x: a subnormal out made g / out inf (hypot(0, 5e-324))
+    return (g * (x1 / out) if needs[0] else None), (g * (x2 / out) if needs[1] else None)
 
 
 hypot = defop(
@@ -359,7 +359,7 @@ hypot = defop(
     _hypot,
     _hypot_vjp,
     nin=2,
-    promote="operands",
+    promote="division",  # ints and bools: the default float
     method=True,
     scalars=True,
     facts=Facts(
@@ -397,7 +397,7 @@ copysign = defop(
     _copysign,
     _copysign_vjp,
     nin=2,
-    promote="operands",
+    promote="division",  # ints and bools: the default float
     method=True,
     scalars=True,
     facts=Facts(

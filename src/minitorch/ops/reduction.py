@@ -266,8 +266,8 @@ def _variance(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool, correction
     if axes and float(correction).is_integer():
         return xp.var(x, axis=axes, keepdims=keepdims, correction=correction)
     n = math.prod(x.shape[i] for i in axes)
-    d = x - xp.mean(x, axis=axes, keepdims=True)
-    ss = xp.sum(d * d, axis=axes, keepdims=keepdims)
+    a = xp.abs(x - xp.mean(x, axis=axes, keepdims=True))  # |d|^2: real for complex x too
+    ss = xp.sum(a * a, axis=axes, keepdims=keepdims)
     div = builtins.max(n - correction, 0)
     return ss / div if div else ss * math.inf  # 0 * inf: nan, as 0 / 0
 
