@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
-from .tensor import Tensor, _check_float, _flag, describe
+from .tensor import Tensor, _check_float, _flag, _number_of, describe
 
 __all__ = [
     "Generator",
@@ -165,14 +165,6 @@ def _fill(who: str, value: Any, be: Backend, dt: Any) -> bool | int | float | co
             f"{who}: fill_value {value!r} does not fit in {name}; pick a wider dtype"
         )
     return complex(real) if kind == "c" else real
-
-
-def _number_of(fill: Any) -> Any:
-    """A 0-d Tensor or NumPy array as the number it holds (``full((), tensor(1.0))``, as
-    ``torch.full`` takes it; one read on the host); anything else as it is."""
-    if isinstance(fill, Tensor | np.ndarray) and fill.ndim == 0:
-        return fill.item()
-    return fill
 
 
 def _new(

@@ -92,10 +92,11 @@ class _OnDevices:
         self._leave()
 
 
-def _param_list(params: Any, who: str, optimizer: bool) -> list[Any]:
-    """``params`` as a list, if it is an iterable of tensors (a list, a tuple, a
-    generator such as ``model.parameters()``); one tensor, a string or a dict is not
-    (for an ``optimizer``, a dict is named as PyTorch's parameter group)."""
+def _param_list(params: Any, who: str, optimizer: bool) -> list[Tensor]:
+    """``params`` as a list, if it is an iterable of Tensors (a list, a tuple, a
+    generator such as ``model.parameters()``); one tensor, a string, a dict or an
+    element that is no Tensor is not (for an ``optimizer``, a dict is named as PyTorch's
+    parameter group)."""
     if optimizer and isinstance(params, Mapping):
         raise TypeError(f"{who}: params is a dict; {_NO_GROUPS}")
     if isinstance(params, Tensor | str | bytes | Mapping) or not isinstance(params, Iterable):
@@ -104,7 +105,18 @@ def _param_list(params: Any, who: str, optimizer: bool) -> list[Any]:
             f"{who}: params must be an iterable of Tensors (a list, or model.parameters()), "
             f"got {describe(params)}{hint}"
         )
-    return list(params)
+    out = list(params)
+    for i, p in enumerate(out):
+        if optimizer and isinstance(p, Mapping):
+            raise TypeError(f"{who}: parameter {i} is a dict; {_NO_GROUPS}")
+        if not isinstance(p, Tensor):
+            what = (
+                "an optimizer updates minitorch Tensors (leaves that require grad)"
+                if optimizer
+                else "pass a Tensor or an iterable of Tensors (model.parameters())"
+            )
+            raise TypeError(f"{who}: parameter {i} is not a Tensor (got {describe(p)}); {what}")
+    return out
 
 
 _NO_GROUPS = (
@@ -152,13 +164,6 @@ class Optimizer:
             )
         first: dict[int, int] = {}
         for i, p in enumerate(self.params):
-            if isinstance(p, Mapping):
-                raise TypeError(f"{name}: parameter {i} is a dict; {_NO_GROUPS}")
-            if not isinstance(p, Tensor):
-                raise TypeError(
-                    f"{name}: parameter {i} is not a Tensor (got {describe(p)}); an optimizer "
-                    f"updates minitorch Tensors (leaves that require grad)"
-                )
             if not p.requires_grad or not p.is_leaf:
                 raise ValueError(f"{name}: parameter {i} must be a leaf Tensor that requires grad")
             j = first.setdefault(id(p), i)
@@ -650,14 +655,7 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float) -> Tenso
     max_norm = float(max_norm)
     if isinstance(params, Tensor):  # one tensor, as PyTorch takes it
         params = [params]
-    given = _param_list(params, "clip_grad_norm_", optimizer=False)
-    for i, p in enumerate(given):
-        if not isinstance(p, Tensor):
-            raise TypeError(
-                f"clip_grad_norm_: parameter {i} is not a Tensor (got {describe(p)}); pass a "
-                f"Tensor or an iterable of Tensors (model.parameters())"
-            )
-    ps = [p for p in given if p._grad is not None]
+    ps = [p for p in _param_list(params, "clip_grad_norm_", optimizer=False) if p._grad is not None]
     if not ps:  # PyTorch's tensor(0.)
         be0 = get_backend()
         return Tensor._make(be0.xp.asarray(0.0, dtype=be0.dtype, device=be0.device), be0, None)

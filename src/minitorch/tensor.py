@@ -189,11 +189,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if not isinstance(value, bool | np.bool_):  # PyTorch: "requires_grad must be a bool"
-            raise TypeError(
-                f"requires_grad: must be set to True or False, got {type(value).__name__} {value!r}"
-            )
-        self.requires_grad_(bool(value))
+        self.requires_grad_(_flag(value, "requires_grad"))
 
     @property
     def grad(self) -> Any:
@@ -260,12 +256,7 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` of this leaf in place (floating-point tensors only);
         ``requires_grad`` must be a bool (as PyTorch: ``"yes"`` or None raise TypeError)."""
-        if not isinstance(requires_grad, bool | np.bool_):
-            raise TypeError(
-                f"requires_grad_: requires_grad must be True or False, got "
-                f"{type(requires_grad).__name__} {requires_grad!r}"
-            )
-        requires_grad = bool(requires_grad)
+        requires_grad = _flag(requires_grad, "requires_grad_")
         if self._node is not None and not requires_grad:
             raise RuntimeError(
                 "requires_grad_(False) on a non-leaf tensor: use .detach() to cut it from the graph"
@@ -532,8 +523,7 @@ class Tensor:
         ``value`` is a real number or bool (a NumPy scalar, or a 0-d Tensor or NumPy
         array, is read as its number), as PyTorch: a string, None, a complex number or
         an array with elements along an axis raises TypeError."""
-        if isinstance(value, Tensor | np.ndarray | np.generic) and value.ndim == 0:
-            value = value.item()
+        value = _number_of(value)
         if not isinstance(value, bool | int | float):
             got = (
                 describe(value)
@@ -866,8 +856,6 @@ def _host_data(data: Any, floats: bool = False) -> np.ndarray:
     """Python numbers / nested lists as a NumPy array of numbers, or a clear error;
     with ``floats`` (a float dtype was asked for) ints beyond int64 are read as floats,
     as ``torch.tensor(2**63, dtype=torch.float32)`` reads them."""
-    if floats and _int_beyond_int64(data) is not None:
-        data = np.asarray(data, dtype=np.float64)
     cause: Exception | None = None
     try:
         arr = np.asarray(data)
@@ -875,6 +863,8 @@ def _host_data(data: Any, floats: bool = False) -> np.ndarray:
         arr, cause = np.empty(0, dtype=object), exc
     # 2**63 alone reads as uint64 on NumPy (which array-api-strict then wrapped to -2**63)
     big = _int_beyond_int64(data) if arr.dtype == object or arr.dtype == np.uint64 else None
+    if big is not None and floats and cause is None:
+        return np.asarray(data, dtype=np.float64)
     if big is not None:
         try:
             hint = f"; write it as a float ({float(big):g}) for a float tensor"
@@ -1138,11 +1128,22 @@ def _check_alpha(alpha: Any, who: str) -> None:
 
 
 def _flag(value: Any, who: str) -> bool:
-    """``requires_grad=`` of a new tensor: True or False (NumPy's bools too), as in
-    PyTorch; ``"yes"``, 1 or None were read by their truth value."""
+    """A ``requires_grad`` value (of a new tensor, ``requires_grad_`` or the setter):
+    True or False (NumPy's bools too), as in PyTorch; ``"yes"``, 1 or None were read by
+    their truth value."""
     if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{who}: requires_grad must be True or False, got {value!r}")
+        raise TypeError(
+            f"{who}: requires_grad must be True or False, got {type(value).__name__} {value!r}"
+        )
     return bool(value)
+
+
+def _number_of(value: Any) -> Any:
+    """A 0-d Tensor, NumPy array or NumPy scalar as the Python number it holds (one read
+    on the host), as PyTorch's ``fill_`` and ``full`` take it; anything else as it is."""
+    if isinstance(value, Tensor | np.ndarray | np.generic) and value.ndim == 0:
+        return value.item()
+    return value
 
 
 def _complex(be: Backend, dtype: Any) -> bool:

@@ -255,21 +255,25 @@ def _var(
     axes = normalize_axes(axis, x.ndim, "var")
     if 0 in x.shape:  # nan over nothing, or an empty result (without the warnings)
         return _filled(xp, x, axes, keepdims, math.nan), (x, axes)
-    return _variance(xp, x, axes, keepdims, correction), (x, axes)
+    return _variance(xp, x, axes, keepdims, correction, "var"), (x, axes)
 
 
-def _variance(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool, correction: float) -> Any:
-    """``xp.var``, but for what array-api-compat's torch ``var`` gets wrong or refuses:
-    over no axis (a 0-d x: 0 where PyTorch and the formula give nan for a correction of
-    1) and a fractional correction. There it is the formula, ``sum((x - mean)^2) /
-    (n - correction)``, a divisor of 0 or less giving nan or inf as in PyTorch."""
+def _variance(
+    xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool, correction: float, fn: str
+) -> Any:
+    """``xp.var`` or ``xp.std`` (``fn``), but for what array-api-compat's torch ``var``
+    and ``std`` get wrong or refuse: over no axis (a 0-d x: 0 where PyTorch and the
+    formula give nan for a correction of 1) and a fractional correction. There it is the
+    formula, ``sum(|x - mean|^2) / (n - correction)`` (and its square root), a divisor of
+    0 or less giving nan or inf as in PyTorch."""
     if axes and float(correction).is_integer():
-        return xp.var(x, axis=axes, keepdims=keepdims, correction=correction)
+        return getattr(xp, fn)(x, axis=axes, keepdims=keepdims, correction=correction)
     n = math.prod(x.shape[i] for i in axes)
     a = xp.abs(x - xp.mean(x, axis=axes, keepdims=True))  # |d|^2: real for complex x too
     ss = xp.sum(a * a, axis=axes, keepdims=keepdims)
     div = builtins.max(n - correction, 0)
-    return ss / div if div else ss * math.inf  # 0 * inf: nan, as 0 / 0
+    var = ss / div if div else ss * math.inf  # 0 * inf: nan, as 0 / 0
+    return xp.sqrt(var) if fn == "std" else var
 
 
 def _var_vjp(
@@ -342,10 +346,8 @@ def _std(
     axes = normalize_axes(axis, x.ndim, "std")
     if 0 in x.shape:  # nan over nothing, or an empty result (without the warnings)
         out = _filled(xp, x, axes, keepdims, math.nan)
-    elif axes and float(correction).is_integer():
-        out = xp.std(x, axis=axes, keepdims=keepdims, correction=correction)
     else:
-        out = xp.sqrt(_variance(xp, x, axes, keepdims, correction))
+        out = _variance(xp, x, axes, keepdims, correction, "std")
     return out, (x, out, axes)
 
 
