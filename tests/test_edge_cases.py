@@ -13,6 +13,7 @@ import pytest
 
 import minitorch
 from minitorch.errors import OpError
+from minitorch.ops.decomp import _attempt
 
 torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
 
@@ -24,7 +25,7 @@ def _f64(values: Any, backend: Any, dtype: str = "float64") -> minitorch.Tensor:
 
 def _np(t: Any) -> np.ndarray:
     if isinstance(t, torch.Tensor):
-        return t.detach().numpy()
+        return t.detach().cpu().numpy()
     return np.asarray(minitorch.tensor(t).to("numpy").data)
 
 
@@ -394,3 +395,26 @@ def test_hypot_gradient_of_a_tiny_result(backend: Any) -> None:
     np.testing.assert_array_equal(ours[0], [0.0])
     np.testing.assert_allclose(ours[1], [1e10], rtol=1e-12)
     np.testing.assert_allclose(ours[1], ref[1], rtol=1e-12)
+
+
+def test_a_device_failure_inside_linalg_is_not_called_a_singular_matrix() -> None:
+    """Out of memory inside a factorisation (a GPU full of another program's arrays) was
+    reported as "the matrix is singular"; it passes as it is now, and a library's own
+    refusal still gets the reason."""
+
+    class CUSOLVERError(RuntimeError):
+        pass
+
+    for exc in (MemoryError("out of memory"), CUSOLVERError("CUSOLVER_STATUS_INTERNAL_ERROR")):
+
+        def fail(exc: Exception = exc) -> None:
+            raise exc
+
+        with pytest.raises(type(exc)):
+            _attempt(fail, "the matrix is singular")
+
+    def refuse() -> None:
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    with pytest.raises(Exception, match=r"the matrix is singular \(LinAlgError: Singular"):
+        _attempt(refuse, "the matrix is singular")

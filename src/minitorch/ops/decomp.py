@@ -160,13 +160,21 @@ def _all_finite(xp: Any, a: Any) -> bool:
     return bool(xp.all(xp.isfinite(a)))
 
 
+# a failure of the device, not of the matrix: out of memory, or a CUDA library's status
+# (a singular matrix is not one: CuPy reports it in a status word, not by raising)
+_DEVICE_FAILURES = ("OutOfMemory", "CUBLAS", "CUSOLVER", "CUDA", "Accelerator")
+
+
 def _attempt(compute: Callable[[], Any], why: str) -> Any:
     """``compute()``, with a library's refusal (NumPy and PyTorch raise) reported as
-    ``why``."""
+    ``why``; a failure of the device (out of memory) passes as it is."""
     try:
         return compute()
     except Exception as exc:
-        raise InputError(f"{why} ({type(exc).__name__}: {exc})") from exc
+        name = type(exc).__name__
+        if isinstance(exc, MemoryError) or any(f in name for f in _DEVICE_FAILURES):
+            raise
+        raise InputError(f"{why} ({name}: {exc})") from exc
 
 
 def _checked(xp: Any, x: Any, compute: Callable[[], Any], why: str) -> Any:
