@@ -418,3 +418,20 @@ def test_a_device_failure_inside_linalg_is_not_called_a_singular_matrix() -> Non
 
     with pytest.raises(Exception, match=r"the matrix is singular \(LinAlgError: Singular"):
         _attempt(refuse, "the matrix is singular")
+
+
+@pytest.mark.parametrize("number", [3.0, 7, 0.1, -2.5])
+def test_a_number_divided_by_a_tensor_is_a_true_division(number: Any, backend: Any) -> None:
+    """torch computes `number / tensor` as reciprocal(tensor) * number, an ulp off a
+    true division (3.0 / t was 4.5e-13 off NumPy's over 1000 values): the value and
+    the gradient now equal NumPy's to the bit on every backend."""
+    v = np.random.default_rng(0).uniform(-5.0, 5.0, 1000)
+    x = _f64(v, backend)
+    y = number / x
+    np.testing.assert_array_equal(_np(y), number / v)
+    np.testing.assert_array_equal(_np(minitorch.div(number, x)), number / v)
+    y.sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), -((number / v) / v))
+    (gg,) = minitorch.autograd.grad((number / x).sum(), [x], create_graph=True)
+    np.testing.assert_array_equal(_np(gg), -((number / v) / v))
+

@@ -135,7 +135,9 @@ mul = defop(
 
 def _div(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
     """Elementwise ``x / y`` with broadcasting."""
-    return x / y, (x, y)
+    # xp.divide, not `x / y`: torch computes `number / tensor` as
+    # `reciprocal(tensor) * number`, an ulp or more away from a true division
+    return xp.divide(x, y), (x, y)
 
 
 def _div_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> tuple[Any, Any]:
@@ -143,7 +145,7 @@ def _div_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -
     gx = g / y if needs[0] else None
     # -g * x / y^2 as PyTorch orders it, (x / y) / y: y * y overflows or underflows
     # long before the gradient does (y = 2e20 in float32 gave -0 for -2.5e-21)
-    gy = -(g * ((x / y) / y)) if needs[1] else None
+    gy = -(g * (xp.divide(x, y) / y)) if needs[1] else None
     return gx, gy
 
 
