@@ -435,3 +435,33 @@ def test_a_number_divided_by_a_tensor_is_a_true_division(number: Any, backend: A
     (gg,) = minitorch.autograd.grad((number / x).sum(), [x], create_graph=True)
     np.testing.assert_array_equal(_np(gg), -((number / v) / v))
 
+
+@pytest.mark.parametrize("big", [2**63, 2**70, -(2**70)])
+def test_a_python_int_beyond_int64(big: int, backend: Any) -> None:
+    """atan2(t, 2**70), t * 2**70, 2**70 / t: torch raised OverflowError (a bare one
+    from backward for 2**63); with a floating tensor the int is the float it rounds to,
+    as in NumPy and PyTorch's float64; with an integer tensor it is refused (torch
+    wrapped int64 + 2**63 around to negative numbers)."""
+    ref = torch.tensor([1.5, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    ours = _f64([1.5, -2.0, 3.0], backend)
+    for fn in (
+        lambda a, n: a.atan2(n) if isinstance(a, torch.Tensor) else minitorch.atan2(a, n),
+        lambda a, n: n / a,
+        lambda a, n: a * n + n,
+        lambda a, n: minitorch.hypot(n, a) if not isinstance(a, torch.Tensor) else torch.hypot(n, a),
+    ):
+        ref.grad = None
+        ours.grad = None
+        want = fn(ref, torch.tensor(float(big), dtype=torch.float64))
+        got = fn(ours, big)
+        np.testing.assert_allclose(_np(got), _np(want), rtol=1e-15)
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_allclose(_np(ours.grad), _np(ref.grad), rtol=1e-15)
+    ints = minitorch.tensor([1, 2]).to(backend.name, device=backend.device)
+    for fn in (lambda: ints + big, lambda: big * ints, lambda: ints == big):
+        with pytest.raises(ValueError, match=r"the Python int -?\d+ is beyond int64.*astype"):
+            fn()
+    np.testing.assert_allclose(_np(minitorch.atan2(ints, big)), np.arctan2([1, 2], float(big)))
+    with pytest.raises(ValueError, match=r"add: the Python int 1797\.\.\. \(309 digits\) is beyond"):
+        ours + 2**1024

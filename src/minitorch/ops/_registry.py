@@ -232,6 +232,8 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
         scalar_ok = (
             isinstance(a, bool | int | float) and op.scalars and value_tensor and i >= values
         )
+        if scalar_ok and type(a) is int and not _INT64_MIN <= a <= _INT64_MAX:
+            a = _wide_int(op, a, be, args)
         if isinstance(a, Tensor) or scalar_ok:
             out.append(a)
             continue
@@ -266,6 +268,32 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
             raise TypeError(f"{op.name}: {exc}") from exc
         out.append(Tensor._make(arr, be, None))
     return out
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _wide_int(op: OpDef, a: int, be: Backend, args: Sequence[Any]) -> int | float:
+    """A Python int operand beyond int64, as NumPy takes it: the float it rounds to
+    where the op computes in floats (a floating tensor, or a function of real numbers);
+    refused where it would be an integer (torch wrapped it around or overflowed)."""
+    dtypes = [t.data.dtype for t in args if isinstance(t, Tensor)]
+    if 0 <= a < 2**64 and any(be.dtype_name(d) == "uint64" for d in dtypes):
+        return a  # a uint64 tensor holds it
+    if op.promote_float or any(
+        be.xp.isdtype(d, ("real floating", "complex floating")) for d in dtypes
+    ):
+        if abs(a) < 2**1024:
+            return float(a)
+        where = "beyond the float64 range"
+    else:
+        where = "beyond int64, the integer dtype this op computes in"
+    digits = len(str(abs(a)))
+    shown = str(a) if digits <= 30 else f"{'-' if a < 0 else ''}{str(abs(a))[:4]}... ({digits} digits)"
+    raise ValueError(
+        f"{op.name}: the Python int {shown} is {where}; pass a float within range, or "
+        f"convert an integer tensor to a floating dtype first, e.g. x.astype('float64')"
+    )
 
 
 def call(
@@ -500,6 +528,8 @@ def _public_function(
                 t = type(a)
                 if not (t is Tensor or (scalars and (t is float or t is int)) or t in TENSOR_TYPES):
                     break
+                if t is int and not _INT64_MIN <= a <= _INT64_MAX:
+                    break  # an int beyond int64: call() makes it a float or refuses it
             else:
                 # Python numbers alone (as values) go the slow way: made into arrays
                 if (
@@ -609,7 +639,9 @@ def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callab
 
     def method(self: Tensor, other: Any) -> Any:
         t = type(other)
-        if t is Tensor or (scalars and (t is float or t is int)):  # a subclass: fn's path
+        if t is Tensor or (
+            scalars and (t is float or (t is int and _INT64_MIN <= other <= _INT64_MAX))
+        ):  # a subclass, or an int beyond int64: fn's path
             return apply(op, (self, other), params)
         if other is None or isinstance(other, _NOT_OPERANDS):
             # Python's own answer: `x == None` is False, `x + "a"` a TypeError naming
@@ -632,7 +664,9 @@ def _reflected(
 
     def r(self: Tensor, other: Any) -> Any:
         t = type(other)
-        if fast is not None and (t is float or t is int):
+        if fast is not None and (
+            t is float or (t is int and _INT64_MIN <= other <= _INT64_MAX)
+        ):
             return apply(op, (other, self), fast)
         if other is None or isinstance(other, _NOT_OPERANDS):
             return NotImplemented
