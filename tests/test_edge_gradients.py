@@ -17,6 +17,10 @@ torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
 
 INF, NAN = float("inf"), float("nan")
 
+_SPECIAL = (0.0, -0.0, 1.5, -1.5, INF, -INF, NAN)
+#: every pair of special values, as two lists
+_GRID = ([a for a in _SPECIAL for _ in _SPECIAL], [b for _ in _SPECIAL for b in _SPECIAL])
+
 # name -> (minitorch function, torch function, inputs, upstream gradient or None for ones)
 Case = tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...], Any]
 CASES: dict[str, Case] = {
@@ -101,6 +105,20 @@ CASES: dict[str, Case] = {
         lambda x: torch.log_softmax(x, -1),
         (1.5,),
         None,
+    ),
+    # PyTorch's g * (copysign(x1, x2) / x1): nan at x1 = +-inf or nan (was +-g), 0 at
+    # x1 = 0, and g * 0 there (nan for g = inf); 0 for x2
+    "copysign at +-0, +-inf and nan": (
+        minitorch.copysign,
+        torch.copysign,
+        (_GRID[0], _GRID[1]),
+        [(-2.0, 1.0, INF, NAN)[i % 4] for i in range(len(_GRID[0]))],
+    ),
+    "copysign by a number at +-inf and nan": (
+        lambda x: minitorch.copysign(x, -0.0),
+        lambda x: torch.copysign(x, -0.0),
+        ([0.0, -0.0, 1.5, -INF, INF, NAN],),
+        [-2.0, INF, 1.0, 1.0, -3.0, 1.0],
     ),
     "sum(axis=0) of a 0-d tensor": (
         lambda x: x.sum(axis=0),

@@ -378,15 +378,17 @@ def _copysign(xp: Any, x1: Any, x2: Any) -> tuple[Any, tuple[Any, ...]]:
 
 
 def _copysign_vjp(xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]) -> Grads:
-    """PyTorch's: ``g * copysign(x1, x2) / x1`` (+-g, 0 at ``x1 == 0``) for the
-    magnitude; 0 for the sign input."""
+    """PyTorch's: ``g * (copysign(x1, x2) / x1)`` (the ratio +-1, 0 at ``x1 == 0``,
+    nan at ``x1`` = +-inf or nan) for the magnitude; 0 for the sign input."""
     x1, x2 = saved
     gx1 = gx2 = None
     if needs[0]:
         flips = xp.signbit(x1) != (
             (x2 < 0 or math.copysign(1.0, x2) < 0) if _is_scalar(x2) else xp.signbit(x2)
         )
-        gx1 = xp.where(x1 == 0, 0.0, xp.where(flips, -g, g))
+        finite = xp.abs(x1) < math.inf  # else the ratio is inf / inf or nan: nan
+        sign = xp.where(finite, xp.where(flips, -g, g), xp.full_like(g, math.nan))
+        gx1 = xp.where(x1 == 0, g * 0.0, sign)  # g * 0: nan for g = inf, as PyTorch
     if needs[1]:
         gx2 = xp.zeros_like(g)
     return gx1, gx2
