@@ -92,8 +92,34 @@ def _size(who: str, shape: tuple[Any, ...]) -> tuple[int, ...]:
             )
         if n < 0:
             raise ValueError(f"{who}: sizes must be >= 0, got {n} in the size {dims!r}")
+        if n > _INT64_MAX:
+            raise ValueError(
+                f"{who}: sizes must be at most 2**63 - 1 (int64), got {n} in the size {dims!r}"
+            )
         out.append(n)
     return tuple(out)
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _check_room(who: str, shape: tuple[int, ...], be: Backend, dt: Any) -> None:
+    """Refuse a tensor larger than any array can address (its bytes beyond int64),
+    before the library is asked: NumPy and torch raised their own errors ("array is too
+    big", "Storage size calculation overflowed") and JAX ended the process."""
+    numel = math.prod(shape)
+    try:
+        numpy_dtype = np.dtype(dt)  # NumPy's and JAX's (not torch's or strict's)
+        name, itemsize = numpy_dtype.name, numpy_dtype.itemsize
+    except TypeError:
+        name = be.dtype_name(dt)
+        itemsize = getattr(dt, "itemsize", None) or np.dtype(name).itemsize
+    if numel * itemsize > _INT64_MAX:
+        raise ValueError(
+            f"{who}: a tensor of shape {shape} and dtype {name} would take "
+            f"{numel * itemsize} bytes, more than any array can address (2**63 - 1); "
+            f"pick a smaller size"
+        )
 
 
 def _index(value: Any) -> int | None:
@@ -143,7 +169,7 @@ def _fill(who: str, value: Any, be: Backend, dt: Any) -> bool | int | float | co
         value = value.real
     if kind == "b":
         return bool(value)
-    if kind in "iu":
+    if kind and kind in "iu":
         if not isinstance(value, numbers.Integral) and not math.isfinite(value):
             raise ValueError(f"{who}: fill_value {value!r} is not a value of dtype {name}")
         number = int(value)
@@ -179,6 +205,7 @@ def _new(
     be = on_device(get_backend(), device, who)
     fill = _number_of(fill)
     dt = _fill_dtype(be, fill) if infer and dtype is None else be.resolve_dtype(dtype)
+    _check_room(who, shape, be, dt)
     arr = be.xp.full(shape, _fill(who, fill, be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
 
@@ -317,6 +344,23 @@ def arange(
     dt = (
         be.resolve_dtype(dtype) if dtype is not None else (be.dtypes["int64"] if ints else be.dtype)
     )
+    if be.xp.isdtype(dt, "integral"):
+        info = np.iinfo(be.dtype_name(dt))
+        for name, v in (("start", start), ("stop", stop), ("step", step)):
+            if not info.min <= v <= info.max:
+                raise ValueError(
+                    f"arange: {name}={v} is beyond {info.dtype}, the dtype of this range "
+                    f"(NumPy wrapped the values around); pass dtype='float64' for floats"
+                )
+        n = max(0, math.ceil((stop - start) / step) if not ints else -((start - stop) // step))
+    else:  # ints beyond int64 as the floats they round to, as NumPy and torch read them
+        try:
+            start, stop, step = (float(v) for v in (start, stop, step))
+        except OverflowError:
+            raise ValueError("arange: an int bound is beyond the float64 range") from None
+        span = (stop - start) / step
+        n = max(0, math.ceil(span)) if math.isfinite(span) else _INT64_MAX + 1
+    _check_room("arange", (n,), be, dt)
     arr = be.xp.arange(start, stop, step, dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, "arange")
 
@@ -338,7 +382,9 @@ def linspace(
     num = _integer("linspace", "num", num)
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
-    arr = be.xp.linspace(start, stop, num, dtype=be.resolve_dtype(dtype), device=be.device)
+    dt = be.resolve_dtype(dtype)
+    _check_room("linspace", (num,), be, dt)
+    arr = be.xp.linspace(start, stop, num, dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, "linspace")
 
 
@@ -442,10 +488,17 @@ def host_rng(generator: Generator | None, who: str) -> np.random.Generator:
 
 
 def _random(
-    who: str, draw: Any, dtype: Any, device: Any, requires_grad: bool, generator: Any
+    who: str,
+    size: tuple[int, ...],
+    draw: Any,
+    dtype: Any,
+    device: Any,
+    requires_grad: bool,
+    generator: Any,
 ) -> Tensor:
     be = on_device(get_backend(), device, who)
     dt = be.resolve_dtype(dtype)
+    _check_room(who, size, be, dt)
     arr = be.from_numpy(draw(host_rng(generator, who)), dt, be.device)
     return _leaf(arr, be, requires_grad, who)
 
@@ -470,7 +523,7 @@ def randn(
     """
     size = _size("randn", shape)
     return _random(
-        "randn", lambda g: g.standard_normal(size), dtype, device, requires_grad, generator
+        "randn", size, lambda g: g.standard_normal(size), dtype, device, requires_grad, generator
     )
 
 
@@ -483,7 +536,7 @@ def rand(
 ) -> Tensor:
     """Uniform draws in ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``."""
     size = _size("rand", shape)
-    return _random("rand", lambda g: g.random(size), dtype, device, requires_grad, generator)
+    return _random("rand", size, lambda g: g.random(size), dtype, device, requires_grad, generator)
 
 
 def randint(
@@ -506,5 +559,6 @@ def randint(
     size = _size("randint", (shape,))
     be = on_device(get_backend(), device, "randint")
     dt = be.dtypes["int64"] if dtype is None else be.resolve_dtype(dtype)
+    _check_room("randint", size, be, dt)
     draw = host_rng(generator, "randint").integers(lo, hi, size=size)
     return Tensor._make(be.from_numpy(draw, dt, be.device), be, None)
