@@ -159,6 +159,22 @@ class Backend:
         numpy_type = isinstance(dtype, type) and issubclass(dtype, np.generic)
         if numpy_type or isinstance(dtype, np.dtype):
             return self.resolve_dtype(np.dtype(dtype).name)
+        owner = type(dtype).__module__.split(".")[0]
+        if dtype is complex:
+            return self.named_dtype("complex128")
+        if owner == "builtins":
+            raise TypeError(
+                f"dtype must be a dtype or its name (e.g. 'float32', float, "
+                f"{self.name} dtype objects), got {dtype!r} ({type(dtype).__name__})"
+            )
+        if owner != self.library.__name__.split(".")[0]:
+            # another library's dtype (torch.float32 on NumPy, jnp.float32 on torch):
+            # the same dtype by its name, as a NumPy dtype is taken on every backend
+            try:
+                name = np.dtype(dtype).name  # JAX's scalar types
+            except TypeError:
+                name = str(dtype).rsplit(".", 1)[-1]  # torch.float32, strict's
+            return self.named_dtype(name)
         return dtype
 
     def dtype_name(self, dtype: Any) -> str:
