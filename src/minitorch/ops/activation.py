@@ -3,10 +3,38 @@
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Callable
 from typing import Any
 
+from ..tensor import _number_of, describe
 from ._registry import Facts, Sample, defop
 from .elementwise import UNARY, mul
+
+
+def _numbers(who: str, *names: str) -> Callable[[Any, dict[str, Any]], dict[str, Any]]:
+    """A ``prepare=`` that reads the parameters ``names`` as PyTorch does: a real number,
+    or a 0-d tensor or array that needs no gradient (as its value); anything else is a
+    TypeError (a tensor of several slopes was broadcast over x, silently)."""
+
+    def prepare(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
+        for k in names:
+            v = params[k]
+            if type(v) is float or type(v) is int:
+                continue
+            n = v if getattr(v, "requires_grad", False) else _number_of(v)
+            if not isinstance(n, numbers.Real):
+                raise TypeError(
+                    f"{who}: {k} must be a real number (or a 0-d tensor that does not "
+                    f"require grad), got {describe(v)}"
+                    + ("; no gradient flows to it" if n is v and hasattr(v, "requires_grad") else "")
+                    + f"; for values that vary by element write it with where(), as PyTorch's "
+                    f"{who} refuses it too"
+                )
+            params = {**params, k: n}
+        return params
+
+    return prepare
 
 
 def _sigmoid_of(xp: Any, x: Any) -> Any:
@@ -80,6 +108,7 @@ leaky_relu = defop(
     _leaky_relu_vjp,
     method=True,
     promote="float",
+    prepare=_numbers("leaky_relu", "negative_slope"),
     facts=Facts(
         ref=lambda torch, x, negative_slope=0.01: torch.nn.functional.leaky_relu(x, negative_slope),
         samples=(*UNARY, Sample(((3, 4),), {"negative_slope": 0.2})),
@@ -307,6 +336,7 @@ hardtanh = defop(
     _hardtanh_vjp,
     method=True,
     promote="float",
+    prepare=_numbers("hardtanh", "min_val", "max_val"),
     facts=Facts(
         ref=lambda torch, x, min_val=-1.0, max_val=1.0: torch.nn.functional.hardtanh(
             x, min_val, max_val

@@ -530,6 +530,11 @@ def _bound(v: Any, name: str, floating: bool, dtype: Any) -> float | int:
             f"{' of shape ' + str(tuple(v.shape)) if hasattr(v, 'shape') else ''}; for "
             f"bounds that vary by element use maximum(minimum(x, hi), lo)"
         )
+    if getattr(v, "requires_grad", False):  # its gradient was dropped, silently
+        raise InputError(
+            f"clip: {name} is a tensor that requires grad, and clip gives no gradient to "
+            f"its bounds; use maximum(minimum(x, hi), lo) to differentiate through them"
+        )
     f = float(v)
     if floating:
         return f
