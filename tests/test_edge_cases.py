@@ -465,3 +465,83 @@ def test_a_python_int_beyond_int64(big: int, backend: Any) -> None:
     np.testing.assert_allclose(_np(minitorch.atan2(ints, big)), np.arctan2([1, 2], float(big)))
     with pytest.raises(ValueError, match=r"add: the Python int 1797\.\.\. \(309 digits\) is beyond"):
         ours + 2**1024
+
+
+def test_sizes_no_array_can_have_are_refused_before_the_library(backend: Any) -> None:
+    """zeros(2**70) was NumPy's "Maximum allowed dimension exceeded", torch's "failed to
+    unpack ... Overflow when unpacking long long" (a C++ trace) and JAX's TypeError from
+    MLIR; zeros((2**40, 2**40)) ended the JAX process; arange(0, 2**70, 2**60) gave
+    wrapped-around negative int64 values on NumPy and strict."""
+    with minitorch.use_backend(backend.name, device=backend.device):
+        for make in (
+            lambda: minitorch.zeros(2**70),
+            lambda: minitorch.ones((2, 2**70)),
+            lambda: minitorch.full((0, 2**63), 1.0),
+            lambda: minitorch.randn(2**64),
+            lambda: minitorch.rand(3, 2**70),
+            lambda: minitorch.randint(0, 3, (2**70,)),
+        ):
+            with pytest.raises(ValueError, match=r"^\w+: sizes must be at most 2\*\*63 - 1"):
+                make()
+        for make in (
+            lambda: minitorch.zeros((2**40, 2**40)),
+            lambda: minitorch.full((2**31, 2**31), 2, dtype="int64"),
+            lambda: minitorch.randn(2**62),
+            lambda: minitorch.linspace(0.0, 1.0, 2**70),
+            lambda: minitorch.arange(2**62),
+            lambda: minitorch.arange(-1e308, 1e308, 1e290),
+        ):
+            with pytest.raises(ValueError, match=r"^\w+: a tensor of shape .* bytes, more than"):
+                make()
+        with pytest.raises(ValueError, match=r"arange: stop=1180591620717411303424 is beyond int64"):
+            minitorch.arange(0, 2**70, 2**60)
+        with pytest.raises(ValueError, match=r"arange: start=-2147483649 is beyond int32"):
+            minitorch.arange(-(2**31) - 1, 0, 2**30, dtype="int32")
+        wide = minitorch.arange(0, 2**70, 2**66, dtype="float64")
+        np.testing.assert_array_equal(_np(wide), np.arange(0, 2**70, 2**66, dtype=np.float64))
+        np.testing.assert_array_equal(_np(minitorch.arange(10, 1, -3)), [10, 7, 4])
+        assert minitorch.zeros((0, 2**40)).shape == (0, 2**40)
+
+
+def test_another_librarys_dtype_is_taken_by_its_name(backend: Any) -> None:
+    """zeros(3, dtype=torch.float32) on NumPy was NumPy's "Cannot interpret
+    'torch.float32' as a data type" (strict: "dtype must be one of the supported
+    dtypes"), where a NumPy dtype was already taken by its name on every backend."""
+    with minitorch.use_backend(backend.name, device=backend.device):
+        for dtype, name in ((torch.float32, "float32"), (torch.int32, "int32"), (np.float64, "float64")):
+            for t in (
+                minitorch.zeros(3, dtype=dtype),
+                minitorch.tensor([1.0], dtype=dtype),
+                minitorch.full((2,), 1, dtype=dtype),
+            ):
+                assert backend.dtype_name(t.dtype) == name
+        np.testing.assert_array_equal(_np(minitorch.ones(2, dtype=complex)), [1.0, 1.0])
+        if not hasattr(backend.xp, "bfloat16"):  # torch and JAX have it
+            with pytest.raises(ValueError, match=r"unknown dtype 'bfloat16' for backend"):
+                minitorch.zeros(2, dtype=torch.bfloat16)
+        for bad in (3, object):
+            with pytest.raises(TypeError, match=r"dtype must be a dtype or its name .*, got"):
+                minitorch.zeros(2, dtype=bad)
+
+
+def test_a_number_parameter_given_a_tensor(backend: Any) -> None:
+    """leaky_relu(x, negative_slope=<1-d tensor>) broadcast the slopes over x (PyTorch
+    refuses), a slope that requires grad failed deep inside NumPy, hardtanh and clip
+    dropped the gradient of a bound that requires grad; a 0-d tensor that needs no
+    gradient is its number, as in PyTorch."""
+    x = _f64([[-1.0, 2.0], [-4.0, 3.0]], backend)
+    ref = torch.tensor([[-1.0, 2.0], [-4.0, 3.0]], dtype=torch.float64)
+    half = _f64(0.5, backend).detach()
+    got = minitorch.leaky_relu(x, negative_slope=half)
+    np.testing.assert_array_equal(_np(got), _np(torch.nn.functional.leaky_relu(ref, 0.5)))
+    got.sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), [[0.5, 1.0], [0.5, 1.0]])
+    np.testing.assert_array_equal(_np(x.hardtanh(half, 2.5)), [[0.5, 2.0], [0.5, 2.5]])
+    for bad in (_f64([0.5, 0.25], backend).detach(), _f64(0.5, backend), "a", None):
+        with pytest.raises(TypeError, match=r"leaky_relu: negative_slope must be a real number"):
+            minitorch.leaky_relu(x, negative_slope=bad)
+        with pytest.raises(TypeError, match=r"hardtanh: max_val must be a real number"):
+            minitorch.hardtanh(x, -1.0, bad)
+    with pytest.raises(OpError, match=r"clip: min is a tensor that requires grad"):
+        x.clip(min=_f64(0.5, backend))
+    np.testing.assert_array_equal(_np(x.clip(min=half)), [[0.5, 2.0], [0.5, 3.0]])
