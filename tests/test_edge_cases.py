@@ -448,7 +448,9 @@ def test_a_python_int_beyond_int64(big: int, backend: Any) -> None:
         lambda a, n: a.atan2(n) if isinstance(a, torch.Tensor) else minitorch.atan2(a, n),
         lambda a, n: n / a,
         lambda a, n: a * n + n,
-        lambda a, n: minitorch.hypot(n, a) if not isinstance(a, torch.Tensor) else torch.hypot(n, a),
+        lambda a, n: (
+            minitorch.hypot(n, a) if not isinstance(a, torch.Tensor) else torch.hypot(n, a)
+        ),
     ):
         ref.grad = None
         ours.grad = None
@@ -463,7 +465,9 @@ def test_a_python_int_beyond_int64(big: int, backend: Any) -> None:
         with pytest.raises(ValueError, match=r"the Python int -?\d+ is beyond int64.*astype"):
             fn()
     np.testing.assert_allclose(_np(minitorch.atan2(ints, big)), np.arctan2([1, 2], float(big)))
-    with pytest.raises(ValueError, match=r"add: the Python int 1797\.\.\. \(309 digits\) is beyond"):
+    with pytest.raises(
+        ValueError, match=r"add: the Python int 1797\.\.\. \(309 digits\) is beyond"
+    ):
         ours + 2**1024
 
 
@@ -493,7 +497,9 @@ def test_sizes_no_array_can_have_are_refused_before_the_library(backend: Any) ->
         ):
             with pytest.raises(ValueError, match=r"^\w+: a tensor of shape .* bytes, more than"):
                 make()
-        with pytest.raises(ValueError, match=r"arange: stop=1180591620717411303424 is beyond int64"):
+        with pytest.raises(
+            ValueError, match=r"arange: stop=1180591620717411303424 is beyond int64"
+        ):
             minitorch.arange(0, 2**70, 2**60)
         with pytest.raises(ValueError, match=r"arange: start=-2147483649 is beyond int32"):
             minitorch.arange(-(2**31) - 1, 0, 2**30, dtype="int32")
@@ -508,7 +514,11 @@ def test_another_librarys_dtype_is_taken_by_its_name(backend: Any) -> None:
     'torch.float32' as a data type" (strict: "dtype must be one of the supported
     dtypes"), where a NumPy dtype was already taken by its name on every backend."""
     with minitorch.use_backend(backend.name, device=backend.device):
-        for dtype, name in ((torch.float32, "float32"), (torch.int32, "int32"), (np.float64, "float64")):
+        for dtype, name in (
+            (torch.float32, "float32"),
+            (torch.int32, "int32"),
+            (np.float64, "float64"),
+        ):
             for t in (
                 minitorch.zeros(3, dtype=dtype),
                 minitorch.tensor([1.0], dtype=dtype),

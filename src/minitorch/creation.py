@@ -352,7 +352,7 @@ def arange(
                     f"arange: {name}={v} is beyond {info.dtype}, the dtype of this range "
                     f"(NumPy wrapped the values around); pass dtype='float64' for floats"
                 )
-        n = max(0, math.ceil((stop - start) / step) if not ints else -((start - stop) // step))
+        n = max(0, math.ceil((stop - start) / step) if not ints else -int((start - stop) // step))
     else:  # ints beyond int64 as the floats they round to, as NumPy and torch read them
         try:
             start, stop, step = (float(v) for v in (start, stop, step))

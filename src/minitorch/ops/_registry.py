@@ -289,7 +289,9 @@ def _wide_int(op: OpDef, a: int, be: Backend, args: Sequence[Any]) -> int | floa
     else:
         where = "beyond int64, the integer dtype this op computes in"
     digits = len(str(abs(a)))
-    shown = str(a) if digits <= 30 else f"{'-' if a < 0 else ''}{str(abs(a))[:4]}... ({digits} digits)"
+    shown = (
+        str(a) if digits <= 30 else f"{'-' if a < 0 else ''}{str(abs(a))[:4]}... ({digits} digits)"
+    )
     raise ValueError(
         f"{op.name}: the Python int {shown} is {where}; pass a float within range, or "
         f"convert an integer tensor to a floating dtype first, e.g. x.astype('float64')"
@@ -664,9 +666,7 @@ def _reflected(
 
     def r(self: Tensor, other: Any) -> Any:
         t = type(other)
-        if fast is not None and (
-            t is float or (t is int and _INT64_MIN <= other <= _INT64_MAX)
-        ):
+        if fast is not None and (t is float or (t is int and _INT64_MIN <= other <= _INT64_MAX)):
             return apply(op, (other, self), fast)
         if other is None or isinstance(other, _NOT_OPERANDS):
             return NotImplemented

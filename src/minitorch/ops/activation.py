@@ -27,7 +27,11 @@ def _numbers(who: str, *names: str) -> Callable[[Any, dict[str, Any]], dict[str,
                 raise TypeError(
                     f"{who}: {k} must be a real number (or a 0-d tensor that does not "
                     f"require grad), got {describe(v)}"
-                    + ("; no gradient flows to it" if n is v and hasattr(v, "requires_grad") else "")
+                    + (
+                        "; no gradient flows to it"
+                        if n is v and hasattr(v, "requires_grad")
+                        else ""
+                    )
                     + f"; for values that vary by element write it with where(), as PyTorch's "
                     f"{who} refuses it too"
                 )
