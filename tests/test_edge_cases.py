@@ -555,3 +555,17 @@ def test_a_number_parameter_given_a_tensor(backend: Any) -> None:
     with pytest.raises(OpError, match=r"clip: min is a tensor that requires grad"):
         x.clip(min=_f64(0.5, backend))
     np.testing.assert_array_equal(_np(x.clip(min=half)), [[0.5, 2.0], [0.5, 3.0]])
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_logical_ops_read_numbers_as_pytorch(name: str, backend: Any) -> None:
+    """logical_and of float tensors: NumPy and torch gave PyTorch's answer (nonzero, nan
+    too, is True), array-api-strict refused it ("Only boolean dtypes are allowed")."""
+    v, w = [1.5, 0.0, -0.0, math.nan, math.inf, -2.0], [0.0, 0.0, 1.0, 0.0, 0.0, 3.0]
+    x, y = _f64(v, backend).detach(), _f64(w, backend).detach()
+    fn, ref = getattr(minitorch, name), getattr(torch, name)
+    tv, tw = torch.tensor(v), torch.tensor(w)
+    np.testing.assert_array_equal(_np(fn(x, y)), _np(ref(tv, tw)))
+    np.testing.assert_array_equal(_np(fn(x, 2.0)), _np(ref(tv, torch.tensor(2.0))))
+    np.testing.assert_array_equal(_np(fn(0, x)), _np(ref(torch.tensor(0), tv)))
+    np.testing.assert_array_equal(_np(minitorch.logical_not(x)), _np(torch.logical_not(tv)))

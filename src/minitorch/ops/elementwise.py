@@ -799,9 +799,17 @@ gt = _compare("gt", ">", lambda x, y: x > y)
 ge = _compare("ge", ">=", lambda x, y: x >= y)
 
 
+def _truth(xp: Any, v: Any) -> Any:
+    """``v`` as booleans, as PyTorch's logical ops read numbers: nonzero (nan too) is
+    True (NumPy, torch and JAX did so, array-api-strict refused anything but bool)."""
+    if _is_scalar(v):
+        return bool(v)
+    return v if xp.isdtype(v.dtype, "bool") else v != 0
+
+
 def _logical_not(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Elementwise logical not of a boolean tensor."""
-    return xp.logical_not(x), ()
+    """Elementwise logical not (of booleans, or of numbers: nonzero is True)."""
+    return xp.logical_not(_truth(xp, x)), ()
 
 
 def _booleans(*shapes: tuple[int, ...]) -> Any:
@@ -836,9 +844,12 @@ def _logical(name: str, symbol: str) -> Any:
     on booleans and also take integers, as the standard says."""
 
     def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
-        return getattr(xp, name)(x, y), ()
+        return getattr(xp, name)(_truth(xp, x), _truth(xp, y)), ()
 
-    fwd.__doc__ = f"Elementwise ``x {symbol} y`` of boolean tensors (no gradient)."
+    fwd.__doc__ = (
+        f"Elementwise ``x {symbol} y`` of booleans, or of numbers (nonzero is True, as "
+        f"in PyTorch); no gradient."
+    )
     fwd.__module__ = __name__
     return defop(
         name,
