@@ -1,8 +1,9 @@
 """minimodel: a small model library on minitorch, as ``torch.nn`` is on PyTorch.
 
-Modules with registered parameters (``Module``, ``Parameter``), containers
-(``ModuleList``, ``Sequential``, ``ModuleDict``), layers (``Linear``, ``Embedding``,
-``LayerNorm``, ``Dropout``, ``MLP``), activations (``ReLU``, ``GELU``, ``Tanh``,
+Modules with registered parameters and buffers, forward hooks and ``to()``
+(``Module``, ``Parameter``), containers (``ModuleList``, ``Sequential``,
+``ModuleDict``), layers (``Linear``, ``Embedding``, ``LayerNorm``, ``Dropout``,
+``MLP``), activations (``ReLU``, ``GELU``, ``Tanh``,
 ``Sigmoid``, ``SiLU``), causal multi-head attention and the pre-LN transformer block,
 and ``TinyLM``, a character-level GPT with its tokenizer and training loop. It uses only
 minitorch's public API; its layer norm is a custom op declared with ``minitorch.defop``.
@@ -18,7 +19,7 @@ from .attention import MultiHeadAttention, TransformerBlock
 from .containers import ModuleDict, ModuleList, Sequential
 from .layers import MLP, Dropout, Embedding, LayerNorm, Linear
 from .lm import CharTokenizer, LMConfig, TinyLM, sinusoidal_positions
-from .module import IncompatibleKeys, Module, Parameter
+from .module import IncompatibleKeys, Module, Parameter, RemovableHandle
 from .train import (
     TrainConfig,
     get_batch,
@@ -47,6 +48,7 @@ __all__ = [
     "MultiHeadAttention",
     "Parameter",
     "ReLU",
+    "RemovableHandle",
     "Sequential",
     "SiLU",
     "Sigmoid",

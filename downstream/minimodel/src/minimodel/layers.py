@@ -98,27 +98,82 @@ class Embedding(Module):
 
     The indices are an integer Tensor (or NumPy array) of any shape ``S``; the result has
     shape ``(*S, embedding_dim)``.
+
+    ``padding_idx`` (negative counts from the end; stored non-negative) names a row, as
+    in PyTorch, that starts as zeros and gets no gradient: a padding token adds nothing
+    to the training of the table (its row is still looked up as it is).
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> from minimodel import Embedding
+    >>> emb = Embedding(4, 2, padding_idx=-1)
+    >>> emb
+    Embedding(4, 2, padding_idx=3)
+    >>> emb(minitorch.tensor([3, 3], dtype="int64")).numpy()
+    array([[0., 0.],
+           [0., 0.]], dtype=float32)
     """
 
     def __init__(
-        self, num_embeddings: int, embedding_dim: int, *, dtype: str | None = None
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        *,
+        dtype: str | None = None,
     ) -> None:
         super().__init__()
         num_embeddings = _size("Embedding", "num_embeddings", num_embeddings)
         embedding_dim = _size("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        self.weight = Parameter(minitorch.randn(num_embeddings, embedding_dim, dtype=dtype))
+        self.padding_idx = _padding_index(padding_idx, num_embeddings)
+        weight = minitorch.randn(num_embeddings, embedding_dim, dtype=dtype)
+        if self.padding_idx is not None:
+            weight[self.padding_idx] = 0.0  # drawn first, then zeroed: PyTorch's draws
+        self.weight = Parameter(weight)
 
     def forward(self, indices: Any) -> minitorch.Tensor:
         try:
-            return minitorch.embedding(indices, self.weight)
+            out = minitorch.embedding(indices, self.weight)
         except minitorch.OpError as exc:
             problem = _index_problem(indices, self.num_embeddings, exc)
             raise ValueError(f"{self!r}: {problem}") from exc
+        if self.padding_idx is None:
+            return out
+        # the rows looked up for padding_idx, detached: the same values, no gradient to
+        # the padding row (one comparison and one select over the output, not the table)
+        ids = (
+            indices
+            if isinstance(indices, minitorch.Tensor)
+            else self.weight.__array_namespace__().asarray(indices)
+        )
+        keep = (ids != self.padding_idx).reshape(*ids.shape, 1)
+        return minitorch.where(keep, out, out.detach())
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+
+
+def _padding_index(padding_idx: Any, n: int) -> int | None:
+    """``padding_idx`` of an ``n``-row Embedding as a row in ``[0, n)`` (negative counts
+    from the end), or None; else a TypeError or ValueError that names it."""
+    if padding_idx is None:
+        return None
+    if isinstance(padding_idx, bool) or not isinstance(padding_idx, numbers.Integral):
+        raise TypeError(
+            f"Embedding: padding_idx must be an int or None, got {padding_idx!r} "
+            f"({type(padding_idx).__name__})"
+        )
+    k = operator.index(padding_idx)
+    if not -n <= k < n:
+        raise ValueError(
+            f"Embedding: padding_idx={k} is out of range for num_embeddings={n}: it must "
+            f"lie in [-{n}, {n}) (negative counts from the end), or be None for no padding row"
+        )
+    return k % n
 
 
 def _index_problem(indices: Any, n: int, error: Exception) -> str:

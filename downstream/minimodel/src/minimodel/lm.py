@@ -118,12 +118,16 @@ class TinyLM(Module):
         self.config = config
         c = config
         self.tok_emb = Embedding(c.vocab_size, c.d_model, dtype=dtype)
+        # the sinusoidal table is a buffer that is not saved (it follows from the
+        # configuration), so that Module.to moves it with the parameters
+        self._pos_table: minitorch.Tensor | None
         if c.positions == "learned":
             self.pos_emb: Embedding | None = Embedding(c.block_size, c.d_model, dtype=dtype)
-            self._pos_table: minitorch.Tensor | None = None
+            self.register_buffer("_pos_table", None, persistent=False)
         else:
             self.pos_emb = None
-            self._pos_table = sinusoidal_positions(c.block_size, c.d_model, dtype=dtype)
+            table = sinusoidal_positions(c.block_size, c.d_model, dtype=dtype)
+            self.register_buffer("_pos_table", table, persistent=False)
         self.drop = Dropout(c.dropout)
         self.blocks: ModuleList[TransformerBlock] = ModuleList(
             TransformerBlock(

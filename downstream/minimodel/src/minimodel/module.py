@@ -3,22 +3,27 @@ PyTorch, on minitorch tensors.
 
 A Module registers, on attribute assignment, its Parameters and its sub-Modules (also
 those inside a ``ModuleList``, ``Sequential`` or ``ModuleDict``: see ``containers.py``),
-so that ``parameters()``, ``named_parameters()``, ``state_dict()``, ``load_state_dict()``,
-``train()``/``eval()`` and ``zero_grad()`` reach every one of them.
+and with :meth:`Module.register_buffer` its buffers (tensors of its state that are not
+trained), so that ``parameters()``, ``buffers()``, ``state_dict()``,
+``load_state_dict()``, ``to()``, ``train()``/``eval()`` and ``zero_grad()`` reach every
+one of them. Forward hooks run around ``forward`` as PyTorch's do.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
-from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple, Self, TypeVar
 
 import numpy as np
 
 import minitorch
 
-__all__ = ["IncompatibleKeys", "Module", "Parameter"]
+__all__ = ["IncompatibleKeys", "Module", "Parameter", "RemovableHandle"]
 
 
 class Parameter(minitorch.Tensor):
@@ -67,6 +72,36 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
+_hook_ids = itertools.count()
+T = TypeVar("T", bound=minitorch.Tensor)
+
+
+class RemovableHandle:
+    """What :meth:`Module.register_forward_hook` and
+    :meth:`Module.register_forward_pre_hook` return, as ``torch.utils.hooks.
+    RemovableHandle``: ``remove()`` unregisters the hook (a second call does nothing);
+    used as a context manager, it removes the hook on leaving the block."""
+
+    __slots__ = ("_hooks", "id")
+
+    def __init__(self, hooks: OrderedDict[int, Callable[..., Any]]) -> None:
+        # a weak reference, as PyTorch's: a handle does not keep a module's hooks alive
+        self._hooks = weakref.ref(hooks)
+        self.id = next(_hook_ids)
+
+    def remove(self) -> None:
+        """Unregister the hook."""
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
 class Module:
     """Base class of every layer and model: subclass it, assign Parameters and
     sub-Modules in ``__init__`` (after ``super().__init__()``), write ``forward``.
@@ -91,12 +126,28 @@ class Module:
 
     training: bool
     _parameters: dict[str, Parameter]
+    _buffers: dict[str, minitorch.Tensor | None]
+    _non_persistent_buffers: set[str]
     _modules: dict[str, Module]
+    _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _forward_hooks: OrderedDict[int, Callable[..., Any]]
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a module pickled before buffers and hooks existed gets them empty
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_buffers", {})
+        self.__dict__.setdefault("_non_persistent_buffers", set())
+        self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_forward_hooks", OrderedDict())
 
     # ---------------------------------------------------------------- registration
     def __setattr__(self, name: str, value: Any) -> None:
@@ -107,11 +158,16 @@ class Module:
                 f"super().__init__() first in {type(self).__name__}.__init__"
             )
         modules: dict[str, Module] = self.__dict__["_modules"]
-        if isinstance(value, Parameter):
+        buffers: dict[str, minitorch.Tensor | None] = self.__dict__["_buffers"]
+        if isinstance(value, Parameter):  # also over a buffer of that name, as PyTorch
             modules.pop(name, None)
+            buffers.pop(name, None)
+            self._non_persistent_buffers.discard(name)
             params[name] = value
         elif isinstance(value, Module):
             params.pop(name, None)
+            buffers.pop(name, None)
+            self._non_persistent_buffers.discard(name)
             modules[name] = value
         elif name in params and value is not None:
             raise TypeError(
@@ -124,6 +180,14 @@ class Module:
                 f"cannot assign {type(value).__name__} as sub-module {name!r} of "
                 f"{type(self).__name__} (a minimodel.Module or None expected)"
             )
+        elif name in buffers:  # a registered buffer: replaced, persistent or not
+            if value is not None and not isinstance(value, minitorch.Tensor):
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as buffer {name!r} of "
+                    f"{type(self).__name__} (a minitorch.Tensor or None expected); convert "
+                    f"it: minitorch.tensor(value)"
+                )
+            buffers[name] = value
         elif value is None:
             params.pop(name, None)
             modules.pop(name, None)
@@ -131,8 +195,89 @@ class Module:
 
     def __delattr__(self, name: str) -> None:
         self._parameters.pop(name, None)
+        self._buffers.pop(name, None)
+        self._non_persistent_buffers.discard(name)
         self._modules.pop(name, None)
         object.__delattr__(self, name)
+
+    def register_buffer(
+        self, name: str, tensor: minitorch.Tensor | None, persistent: bool = True
+    ) -> None:
+        """Register ``tensor`` as the buffer ``name``: a tensor of the module's state that
+        is not a parameter (not trained, not in ``parameters()``), such as a running
+        statistic or a fixed table, as ``torch.nn.Module.register_buffer``.
+
+        It becomes the attribute ``name``; assigning to that attribute later replaces the
+        buffer (a Tensor or None). :meth:`to` moves buffers with the parameters. A
+        persistent buffer is in :meth:`state_dict` (after the module's own parameters)
+        and loaded by :meth:`load_state_dict`; one registered with ``persistent=False``
+        is not. A buffer set to None is kept as a name but is in none of them.
+
+        Raises
+        ------
+        KeyError
+            If ``name`` is empty, holds a ``.``, or is already a parameter, sub-module or
+            other attribute of the module.
+        TypeError
+            If ``name`` is not a string, or ``tensor`` neither a minitorch Tensor nor
+            None.
+
+        Examples
+        --------
+        >>> import minitorch
+        >>> from minimodel import Linear
+        >>> m = Linear(2, 2)
+        >>> m.register_buffer("steps", minitorch.zeros((), dtype="int64"))
+        >>> m.register_buffer("scratch", minitorch.ones(2), persistent=False)
+        >>> list(m.state_dict())
+        ['weight', 'bias', 'steps']
+        >>> [name for name, _ in m.named_buffers()]
+        ['steps', 'scratch']
+        """
+        where = f"{type(self).__name__}.register_buffer"
+        if "_buffers" not in self.__dict__:
+            raise AttributeError(
+                f"{where}: cannot register a buffer before Module.__init__() ran: call "
+                f"super().__init__() first in {type(self).__name__}.__init__"
+            )
+        if not isinstance(name, str):
+            raise TypeError(
+                f"{where}: the buffer name must be a string, got {type(name).__name__} {name!r}"
+            )
+        if not name or "." in name:
+            raise KeyError(
+                f"{where}: buffer name {name!r} must be non-empty and without '.' (a dot "
+                f"joins the names of nested modules)"
+            )
+        if name not in self._buffers:
+            kind = (
+                "a parameter"
+                if name in self._parameters
+                else "a sub-module"
+                if name in self._modules
+                else "an attribute"
+                if hasattr(self, name)
+                else None
+            )
+            if kind is not None:
+                raise KeyError(
+                    f"{where}: {name!r} is already {kind} of {type(self).__name__}; name the "
+                    f"buffer otherwise (or del the attribute first)"
+                )
+        if tensor is not None and not isinstance(tensor, minitorch.Tensor):
+            raise TypeError(
+                f"{where}: cannot register {type(tensor).__name__} as buffer {name!r} of "
+                f"{type(self).__name__} (a minitorch.Tensor or None expected); convert it: "
+                f"minitorch.tensor(value)"
+            )
+        if not isinstance(persistent, bool):
+            raise TypeError(f"{where}: persistent must be True or False, got {persistent!r}")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+        object.__setattr__(self, name, tensor)
 
     # ---------------------------------------------------------------- forward
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -140,12 +285,85 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        """``forward(*args, **kwargs)``, with the forward hooks around it, as PyTorch:
+        each pre-hook ``hook(module, args)`` in turn (what it returns, if not None,
+        replaces ``args``: a tuple as it is, anything else as a 1-tuple), then
+        ``forward``, then each hook ``hook(module, args, output)`` (what it returns, if
+        not None, replaces ``output``). Keyword arguments go to ``forward`` only."""
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_pre_hooks.values()):  # a hook may remove itself
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(
+        self, hook: Callable[[Module, tuple[Any, ...]], Any], *, prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args)`` before every ``forward``; if it returns something
+        other than None, that replaces the positional arguments (a tuple as it is,
+        anything else wrapped as ``(value,)``), as ``torch.nn.Module.
+        register_forward_pre_hook``. Hooks run in the order registered
+        (``prepend=True``: before the others). Returns a handle whose ``remove()``
+        unregisters it.
+
+        Examples
+        --------
+        >>> import minitorch
+        >>> from minimodel import ReLU
+        >>> m = ReLU()
+        >>> handle = m.register_forward_pre_hook(lambda mod, args: -args[0])
+        >>> m(minitorch.tensor([1.0, -2.0])).numpy()
+        array([0., 2.], dtype=float32)
+        >>> handle.remove()
+        >>> m(minitorch.tensor([1.0, -2.0])).numpy()
+        array([1., 0.], dtype=float32)
+        """
+        return _register_hook(self, self._forward_pre_hooks, hook, prepend, "forward_pre_hook")
+
+    def register_forward_hook(
+        self, hook: Callable[[Module, tuple[Any, ...], Any], Any], *, prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after every ``forward``; if it returns
+        something other than None, that replaces the output, as ``torch.nn.Module.
+        register_forward_hook``. ``args`` are the positional arguments ``forward`` got
+        (after the pre-hooks). Hooks run in the order registered (``prepend=True``:
+        before the others). Returns a handle whose ``remove()`` unregisters it.
+
+        Examples
+        --------
+        >>> import minitorch
+        >>> from minimodel import Linear, ReLU, Sequential
+        >>> net = Sequential(Linear(3, 4), ReLU())
+        >>> shapes = []
+        >>> with net[0].register_forward_hook(lambda m, args, out: shapes.append(out.shape)):
+        ...     _ = net(minitorch.ones(2, 3))
+        >>> _ = net(minitorch.ones(5, 3))  # removed on leaving the block
+        >>> shapes
+        [(2, 4)]
+        """
+        return _register_hook(self, self._forward_hooks, hook, prepend, "forward_hook")
 
     # ---------------------------------------------------------------- traversal
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` for each direct sub-Module, in the order they were assigned;
+        a module held under two names once, under its first (as PyTorch)."""
+        seen: set[int] = set()
+        for name, mod in self._modules.items():
+            if id(mod) not in seen:
+                seen.add(id(mod))
+                yield name, mod
+
     def children(self) -> Iterator[Module]:
-        """The direct sub-Modules, in the order they were assigned."""
-        yield from self._modules.values()
+        """The direct sub-Modules, in the order they were assigned (each once)."""
+        for _, mod in self.named_children():
+            yield mod
 
     def named_modules(
         self, prefix: str = "", remove_duplicate: bool = True
@@ -173,28 +391,125 @@ class Module:
             yield mod
 
     def named_parameters(
-        self, prefix: str = "", remove_duplicate: bool = True
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Parameter]]:
         """``("blocks.0.attn.qkv.weight", parameter)`` for every parameter, as
         ``torch.nn.Module.named_parameters``: a parameter shared by several modules (tied
         weights) once, under its first name, or with ``remove_duplicate=False`` under
-        each of its names."""
-        seen: set[int] = set()
-        for mod_name, mod in self.named_modules(prefix, remove_duplicate):
-            for name, p in mod._parameters.items():
-                if remove_duplicate and id(p) in seen:
-                    continue
-                seen.add(id(p))
-                yield (f"{mod_name}.{name}" if mod_name else name), p
+        each of its names; with ``recurse=False`` only this module's own."""
+        yield from _named_members(self, lambda m: m._parameters, prefix, recurse, remove_duplicate)
 
-    def parameters(self) -> Iterator[Parameter]:
-        """Every parameter, each once: what an optimizer takes."""
-        for _, p in self.named_parameters():
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter, each once: what an optimizer takes (``recurse=False``: only
+        this module's own)."""
+        for _, p in self.named_parameters(recurse=recurse):
             yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, minitorch.Tensor]]:
+        """``("norm.running_mean", tensor)`` for every buffer (persistent or not; those
+        set to None are left out), in the order of :meth:`named_parameters`, as
+        ``torch.nn.Module.named_buffers``."""
+        yield from _named_members(self, lambda m: m._buffers, prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[minitorch.Tensor]:
+        """Every buffer, each once (``recurse=False``: only this module's own)."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def num_parameters(self) -> int:
         """The number of scalar parameters."""
         return sum(p.size for p in self.parameters())
+
+    def apply(self, fn: Callable[[Module], object]) -> Self:
+        """Call ``fn`` on every sub-Module, then on this module (children first, as
+        ``torch.nn.Module.apply``, e.g. to initialize weights); returns the module.
+
+        Examples
+        --------
+        >>> from minimodel import Linear, ReLU, Sequential
+        >>> seen = []
+        >>> _ = Sequential(Linear(2, 2), ReLU()).apply(lambda m: seen.append(type(m).__name__))
+        >>> seen
+        ['Linear', 'ReLU', 'Sequential']
+        """
+        self._apply_to_tree(fn, frozenset())
+        return self
+
+    def _apply_to_tree(self, fn: Callable[[Module], object], above: frozenset[int]) -> None:
+        path = above | {id(self)}  # a module that holds itself (a cycle) is not entered again
+        for mod in self.children():
+            if id(mod) not in path:
+                mod._apply_to_tree(fn, path)
+        fn(self)
+
+    # ---------------------------------------------------------------- placement
+    def to(
+        self,
+        backend: str | minitorch.Backend | None = None,
+        *,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> Self:
+        """Move every parameter and buffer to ``backend`` and/or ``device``, and cast the
+        floating-point ones to ``dtype``, in place; returns the module. As
+        ``torch.nn.Module.to``:
+
+        * each Parameter stays the same object (an optimizer built before still holds
+          it), with its ``requires_grad``; its gradient, if any, is moved and cast with
+          it (PyTorch moves ``param.grad`` too);
+        * buffers are replaced by their moved tensors (as PyTorch's);
+        * ``dtype`` must be a floating-point dtype, and only floating-point tensors
+          change dtype: integer and bool ones keep theirs.
+
+        The arguments are those of :meth:`minitorch.Tensor.to` (``backend`` may be a
+        backend name, a Backend, or a device of each tensor's own backend, such as
+        ``"cpu"``). An optimizer's state (Adam's moments) is not moved: build the
+        optimizer after placing the model, as in PyTorch. Nothing is changed when it
+        raises.
+
+        Examples
+        --------
+        >>> from minimodel import Linear
+        >>> m = Linear(2, 3)
+        >>> w = m.weight
+        >>> m.to(dtype="float64").weight is w, w.dtype
+        (True, dtype('float64'))
+        >>> m.to("torch").weight.backend.name
+        'torch'
+        """
+        where = f"{type(self).__name__}.to"
+        params: list[tuple[Parameter, minitorch.Tensor, minitorch.Tensor | None]] = []
+        buffers: list[tuple[Module, str, minitorch.Tensor]] = []
+        moved: dict[int, minitorch.Tensor] = {}  # a buffer shared by modules: moved once
+        with minitorch.no_grad():  # every move is computed before anything changes
+            for p in self.parameters():
+                new = _moved(p, backend, device, dtype, where)
+                if new is p:
+                    continue
+                grad = None
+                if p.grad is not None:
+                    grad = _moved(
+                        p.__array_namespace__().asarray(p.grad), backend, device, dtype, where
+                    )
+                params.append((p, new, grad))
+            for mod in self.modules():
+                for name, b in mod._buffers.items():
+                    if b is None:
+                        continue
+                    if id(b) not in moved:
+                        moved[id(b)] = _moved(b, backend, device, dtype, where)
+                    buffers.append((mod, name, moved[id(b)]))
+        for p, new, grad in params:
+            # the Parameter is kept and made anew around the moved values: its array, and
+            # the backend and device it belongs to, are those of `new`
+            minitorch.Tensor.__init__(p, new, requires_grad=p.requires_grad, name=p.name)
+            p.grad = grad
+        for mod, name, new in buffers:
+            mod._buffers[name] = new
+            object.__setattr__(mod, name, new)
+        return self
 
     # ---------------------------------------------------------------- modes and grads
     def train(self, mode: bool = True) -> Module:
@@ -218,9 +533,23 @@ class Module:
             else:
                 p.grad = minitorch.zeros_like(p)  # of its dtype, backend and device
 
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
+        """Set ``requires_grad`` of every parameter (``False`` freezes the module, e.g. to
+        fine-tune the rest of a model), as ``torch.nn.Module.requires_grad_``; returns
+        the module."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(
+                f"requires_grad_: requires_grad must be True or False, got {requires_grad!r}"
+            )
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
     # ---------------------------------------------------------------- state
     def state_dict(self) -> dict[str, minitorch.Tensor]:
-        """``{dotted name: tensor}`` for every parameter (PyTorch's names and order).
+        """``{dotted name: tensor}`` for every parameter and persistent buffer (PyTorch's
+        names and order: each module's parameters, then its buffers, then its
+        sub-modules').
 
         A parameter that several modules hold (tied weights: ``head.weight =
         emb.weight``) is listed under each of its names, with the same tensor, as in
@@ -234,21 +563,36 @@ class Module:
         """
         detached: dict[int, minitorch.Tensor] = {}
         out: dict[str, minitorch.Tensor] = {}
-        for name, p in self.named_parameters(remove_duplicate=False):
-            if id(p) not in detached:
-                detached[id(p)] = p.detach()
-            out[name] = detached[id(p)]
+        for name, t in self._state_entries():
+            if id(t) not in detached:
+                detached[id(t)] = t.detach()
+            out[name] = detached[id(t)]
+        return out
+
+    def _state_entries(self) -> list[tuple[str, minitorch.Tensor]]:
+        """What :meth:`state_dict` lists, not detached: per module (each name of a module
+        held twice), its parameters, then its persistent buffers that are not None."""
+        out: list[tuple[str, minitorch.Tensor]] = []
+        for mod_name, mod in self.named_modules(remove_duplicate=False):
+            pre = f"{mod_name}." if mod_name else ""
+            out.extend((pre + name, p) for name, p in mod._parameters.items())
+            out.extend(
+                (pre + name, b)
+                for name, b in mod._buffers.items()
+                if b is not None and name not in mod._non_persistent_buffers
+            )
         return out
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
     ) -> IncompatibleKeys:
-        """Copy ``state_dict``'s values into the parameters, in place.
+        """Copy ``state_dict``'s values into the parameters and persistent buffers, in
+        place.
 
         Values may be Tensors of any backend, device and floating dtype, NumPy arrays,
         or other arrays NumPy reads, such as the CPU tensors of PyTorch's
         ``state_dict()`` or ``named_parameters()`` (detached first); each is moved and
-        cast to its parameter's backend, device and dtype (``Parameter.copy_`` under
+        cast to its parameter's (or buffer's) backend, device and dtype (``copy_`` under
         ``minitorch.no_grad()``), so the parameters, and an optimizer holding them, stay
         the same objects. A tied parameter is expected under each of its names (see
         :meth:`state_dict`), as in PyTorch.
@@ -256,12 +600,13 @@ class Module:
         Raises
         ------
         KeyError
-            With ``strict=True``, if a parameter name has no entry or an entry names no
-            parameter.
+            With ``strict=True``, if a parameter or persistent buffer has no entry, or an
+            entry names none (a non-persistent buffer's name is unexpected, as in
+            PyTorch).
         TypeError
             If an entry is not an array of numbers NumPy can read.
         ValueError
-            If an entry's shape differs from its parameter's (also with
+            If an entry's shape differs from its tensor's (also with
             ``strict=False``), or the names of one tied parameter get different values.
 
         Nothing is changed when it raises.
@@ -271,7 +616,7 @@ class Module:
             raise TypeError(
                 f"{where}: expected a dict of name -> tensor, got {type(state_dict).__name__}"
             )
-        own = list(self.named_parameters(remove_duplicate=False))
+        own = self._state_entries()
         names = {name for name, _ in own}
         loaded_as: dict[int, str] = {}  # id(parameter) -> its first name in state_dict
         for name, p in own:
@@ -303,7 +648,7 @@ class Module:
                 f"only the matching keys"
             )
         # read every value before changing anything
-        values: dict[int, tuple[Parameter, minitorch.Tensor | np.ndarray]] = {}
+        values: dict[int, tuple[minitorch.Tensor, minitorch.Tensor | np.ndarray]] = {}
         bad, clashes = [], []
         for name, p in own:
             if name not in state_dict:
@@ -364,7 +709,9 @@ class Module:
         return f"{head}\n{body}\n)"
 
 
-def _loadable(value: Any, name: str, p: Parameter, where: str) -> minitorch.Tensor | np.ndarray:
+def _loadable(
+    value: Any, name: str, p: minitorch.Tensor, where: str
+) -> minitorch.Tensor | np.ndarray:
     """``value``, an entry of a state dict, as a minitorch Tensor or a NumPy array of
     numbers: another library's tensor is detached first (a PyTorch parameter that
     requires grad refuses ``numpy()``)."""
@@ -391,9 +738,70 @@ def _loadable(value: Any, name: str, p: Parameter, where: str) -> minitorch.Tens
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"{where}: {name!r} is an array of dtype {array.dtype}; expected real numbers "
-            f"for a parameter of shape {p.shape}"
+            f"for a tensor of shape {p.shape}"
         )
     return array
+
+
+def _named_members(
+    module: Module,
+    members: Callable[[Module], Mapping[str, T | None]],
+    prefix: str,
+    recurse: bool,
+    remove_duplicate: bool,
+) -> Iterator[tuple[str, T]]:
+    """``(dotted name, tensor)`` for the ``members`` (parameters or buffers) of ``module``
+    and, with ``recurse``, of every sub-Module; None entries left out, a tensor held in
+    several places once unless ``remove_duplicate`` is False."""
+    seen: set[int] = set()
+    mods = module.named_modules(prefix, remove_duplicate) if recurse else iter([(prefix, module)])
+    for mod_name, mod in mods:
+        for name, t in members(mod).items():
+            if t is None or (remove_duplicate and id(t) in seen):
+                continue
+            seen.add(id(t))
+            yield (f"{mod_name}.{name}" if mod_name else name), t
+
+
+def _register_hook(
+    module: Module,
+    hooks: OrderedDict[int, Callable[..., Any]],
+    hook: Any,
+    prepend: bool,
+    kind: str,
+) -> RemovableHandle:
+    """Add ``hook`` to ``hooks`` (last, or first with ``prepend``); its handle."""
+    if not callable(hook):
+        raise TypeError(
+            f"{type(module).__name__}.register_{kind}: expected a function, got "
+            f"{type(hook).__name__} {hook!r}"
+        )
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def _moved(
+    t: minitorch.Tensor, backend: Any, device: Any, dtype: Any, where: str
+) -> minitorch.Tensor:
+    """``t`` moved as :meth:`Module.to` moves it (``t`` itself if nothing changes): to
+    ``backend``/``device``, and to ``dtype`` if ``t`` is floating point."""
+    out = t.to(backend, device=device)
+    if dtype is None:
+        return out
+    ns = out.__array_namespace__()
+    want = out.backend.resolve_dtype(dtype)
+    if not ns.isdtype(want, "real floating"):
+        raise TypeError(
+            f"{where}: dtype must be a floating-point dtype (float32, float64, ...), got "
+            f"{dtype!r}; Module.to casts only the floating-point parameters and buffers (as "
+            f"torch.nn.Module.to), integer ones keep their dtype"
+        )
+    if ns.isdtype(out.dtype, "real floating") and out.dtype != want:
+        out = out.to(dtype=want)
+    return out
 
 
 def _same_values(a: minitorch.Tensor | np.ndarray, b: minitorch.Tensor | np.ndarray) -> bool:
