@@ -25,6 +25,7 @@ from minimodel import (
     ModuleDict,
     ModuleList,
     MultiHeadAttention,
+    Parameter,
     ReLU,
     Sequential,
     Sigmoid,
@@ -627,3 +628,370 @@ def test_list_methods_match_torch(kind: str) -> None:
     assert [twin[id(m)] for m in joined] == list(tjoined)
     assert list(joined.state_dict()) == list(tjoined.state_dict())
     same()
+
+
+# ------------------------------------------------------------------ buffers, to(), hooks
+class Stats(Module):
+    """Buffers registered between the parameters: persistent, not, None, an integer one,
+    and one of a sub-module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("running_mean", minitorch.zeros(3))
+        self.scale = Parameter(minitorch.ones(3))
+        self.register_buffer("scratch", minitorch.ones(3), persistent=False)
+        self.register_buffer("unset", None)
+        self.inner = Linear(3, 2)
+        self.register_buffer("count", minitorch.zeros((), dtype="int64"))
+        self.inner.register_buffer("mask", minitorch.ones(2))
+
+
+class StatsTorch(nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("running_mean", torch.zeros(3))
+        self.scale = nn.Parameter(torch.ones(3))
+        self.register_buffer("scratch", torch.ones(3), persistent=False)
+        self.register_buffer("unset", None)
+        self.inner = nn.Linear(3, 2)
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+        self.inner.register_buffer("mask", torch.ones(2))
+
+
+def _names(pairs: Any) -> list[str]:
+    return [n for n, _ in pairs]
+
+
+def _dtype_name(t: Any) -> str:
+    if isinstance(t, minitorch.Tensor):
+        return str(t.backend.dtype_name(t.dtype))
+    return str(t.dtype).removeprefix("torch.")
+
+
+def test_buffers_and_state_dict_match_torch(backend: Any) -> None:
+    """Buffers: in ``named_buffers()`` persistent or not, in the state dict after each
+    module's own parameters only if persistent and not None; loaded both ways with the
+    same missing/unexpected keys as torch.nn."""
+    ours, ref = Sequential(Stats(), Stats()), nn.Sequential(StatsTorch(), StatsTorch()).double()
+    sd = list(ours.state_dict())
+    assert sd == list(ref.state_dict())
+    own = ["0.scale", "0.running_mean", "0.count"]
+    assert sd[:6] == [*own, "0.inner.weight", "0.inner.bias", "0.inner.mask"]
+    assert _names(ours.named_buffers()) == _names(ref.named_buffers())
+    assert "1.scratch" in _names(ours.named_buffers()) and "1.unset" not in sd
+    assert _names(ours[0].named_buffers(prefix="x", recurse=False)) == _names(
+        ref[0].named_buffers(prefix="x", recurse=False)
+    )
+    assert len(list(ours.buffers())) == len(list(ref.buffers())) == 8
+    assert _names(ours.named_parameters()) == _names(ref.named_parameters())
+    assert len(list(ours[0].parameters(recurse=False))) == 1
+
+    with torch.no_grad():
+        for name, t in [*ref.named_parameters(), *ref.named_buffers()]:
+            t.copy_(torch.arange(t.numel()).reshape(t.shape) + len(name))
+    assert ours.load_state_dict(ref.state_dict()) == ([], [])
+    theirs = ref.state_dict()
+    for n, t in ours.state_dict().items():
+        np.testing.assert_array_equal(host(t), host(theirs[n]), err_msg=n)
+        assert _dtype_name(t) == _dtype_name(theirs[n]), n
+    assert host(ours[1].count) == 7  # len("1.count")
+    np.testing.assert_array_equal(host(ours[0].scratch), np.ones(3))  # not loaded
+
+    partial = {k: v for k, v in ref.state_dict().items() if k != "1.count"}
+    partial["0.scratch"] = torch.zeros(3)
+    partial["0.unset"] = torch.zeros(3)
+    got, want = ours.load_state_dict(partial, strict=False), ref.load_state_dict(partial, False)
+    assert (
+        got == (want.missing_keys, want.unexpected_keys) == (["1.count"], ["0.scratch", "0.unset"])
+    )
+    with pytest.raises(KeyError, match=r"missing key\(s\) \['1.count'\]; unexpected key\(s\)"):
+        ours.load_state_dict(partial)
+
+    back = nn.Sequential(StatsTorch(), StatsTorch()).double()
+    back.load_state_dict({n: torch.from_numpy(host(t)) for n, t in ours.state_dict().items()})
+    for n, t in back.state_dict().items():
+        np.testing.assert_array_equal(host(t), host(theirs[n]), err_msg=n)
+
+
+def test_buffer_assignment_matches_torch() -> None:
+    """Assigning to a buffer's name replaces the buffer and keeps it (non-)persistent; None
+    keeps the name; a Parameter or a Module takes the name over, as in torch.nn."""
+    ours, ref = Stats(), StatsTorch()
+
+    def same() -> None:
+        assert list(ours.state_dict()) == list(ref.state_dict())
+        assert _names(ours.named_buffers()) == _names(ref.named_buffers())
+        assert _names(ours.named_parameters()) == _names(ref.named_parameters())
+        mine = dict(ours.named_buffers())
+        for n, t in ref.named_buffers():  # the parameters are drawn apart
+            np.testing.assert_array_equal(host(mine[n]), host(t), err_msg=n)
+
+    for edit in (
+        lambda m, lib: setattr(m, "running_mean", lib.full((3,), 2.0)),
+        lambda m, lib: setattr(m, "scratch", None),
+        lambda m, lib: setattr(m, "scratch", lib.zeros(2)),  # still not persistent
+        lambda m, lib: setattr(m, "running_mean", None),
+        lambda m, lib: setattr(m, "unset", lib.ones(1)),  # registered as None: persistent
+        lambda m, lib: setattr(m, "running_mean", lib.full((3,), 4.0)),  # back in its place
+        lambda m, lib: m.register_buffer("running_mean", lib.ones(3), persistent=False),
+        lambda m, lib: m.register_buffer("scratch", lib.ones(2)),
+        lambda m, lib: delattr(m, "unset"),
+        lambda m, lib: m.register_buffer("unset", lib.zeros(1)),
+    ):
+        edit(ours, minitorch)
+        edit(ref, torch)
+        same()
+    ours.count = Parameter(minitorch.ones(2))
+    ref.count = nn.Parameter(torch.ones(2))
+    same()
+    assert "count" not in _names(ours.named_buffers()) and ours.count is ours._parameters["count"]
+    ours.scratch, ref.scratch = Linear(1, 1), nn.Linear(1, 1)
+    same()
+    for value in ([1.0], np.zeros(3)):
+        with pytest.raises(TypeError):
+            ref.running_mean = value
+        with pytest.raises(
+            TypeError, match=r"cannot assign \w+ as buffer 'running_mean' of Stats \(a minitorch"
+        ):
+            ours.running_mean = value
+    same()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "message"),
+    [
+        ("", "tensor", KeyError, "buffer name '' must be non-empty and without '.'"),
+        ("a.b", "tensor", KeyError, "buffer name 'a.b' must be non-empty and without '.'"),
+        ("scale", "tensor", KeyError, "'scale' is already a parameter of Stats"),
+        ("inner", "tensor", KeyError, "'inner' is already a sub-module of Stats"),
+        ("forward", "tensor", KeyError, "'forward' is already an attribute of Stats"),
+        ("training", "tensor", KeyError, "'training' is already an attribute of Stats"),
+        (3, "tensor", TypeError, "the buffer name must be a string, got int 3"),
+        ("fresh", [1.0], TypeError, "cannot register list as buffer 'fresh' of Stats"),
+        ("fresh", np.zeros(2), TypeError, "cannot register ndarray as buffer 'fresh' of Stats"),
+    ],
+)
+def test_register_buffer_refuses_what_torch_refuses(
+    name: Any, value: Any, error: type[Exception], message: str
+) -> None:
+    ours, ref = Stats(), StatsTorch()
+    with pytest.raises(error):
+        ref.register_buffer(name, torch.zeros(2) if isinstance(value, str) else value)
+    with pytest.raises(error, match=re.escape(f"Stats.register_buffer: {message}")):
+        ours.register_buffer(name, minitorch.zeros(2) if isinstance(value, str) else value)
+    assert _names(ours.named_buffers()) == _names(ref.named_buffers())
+    assert list(ours.state_dict()) == list(ref.state_dict())
+
+
+def test_to_dtype_matches_torch(backend: Any) -> None:
+    """``to(dtype=...)`` casts the floating parameters, buffers and gradients and keeps
+    integer buffers, parameter objects and their requires_grad, as torch.nn."""
+    ours, ref = Stats(), StatsTorch().double()
+    with torch.no_grad():
+        for t in [*ref.parameters(), ref.running_mean, ref.scratch, ref.inner.mask]:
+            t.copy_(torch.from_numpy(rng_normal(*t.shape, seed=t.numel())))
+    ours.load_state_dict({n: torch.from_numpy(host(t)) for n, t in ref.state_dict().items()})
+    ours.scratch = minitorch.tensor(host(ref.scratch))
+    ours.inner.bias.requires_grad_(False)
+    ref.inner.bias.requires_grad_(False)
+    x = rng_normal(3)
+    (ours.inner(ours.scale * minitorch.tensor(x)) * ours.running_mean[:2]).sum().backward()
+    (ref.inner(ref.scale * torch.from_numpy(x)) * ref.running_mean[:2]).sum().backward()
+    params = list(ours.parameters())
+    tparams = list(ref.parameters())
+
+    assert ours.to(dtype="float32") is ours
+    assert ref.to(torch.float32) is ref
+    assert list(ours.parameters()) == params and all(
+        p is q for p, q in zip(ours.parameters(), params, strict=True)
+    )
+    assert all(p is q for p, q in zip(ref.parameters(), tparams, strict=True))
+    everything = [*ref.named_parameters(), *ref.named_buffers()]
+    mine = dict([*ours.named_parameters(), *ours.named_buffers()])
+    assert sorted(mine) == sorted(n for n, _ in everything)
+    for n, t in everything:
+        assert _dtype_name(mine[n]) == _dtype_name(t), n
+        np.testing.assert_array_equal(host(mine[n]), host(t), err_msg=n)
+        assert mine[n].requires_grad == t.requires_grad, n
+        if isinstance(t, nn.Parameter):
+            assert (mine[n].grad is None) == (t.grad is None), n
+            if t.grad is not None:
+                g = minitorch.Tensor(mine[n].grad)
+                assert _dtype_name(g) == _dtype_name(t.grad) == "float32", n
+                np.testing.assert_array_equal(host(g), host(t.grad), err_msg=n)
+    assert _dtype_name(ours.count) == "int64"
+    assert mine["running_mean"].backend.name == backend.name
+
+    with pytest.raises(TypeError):
+        ref.to(torch.int64)
+    with pytest.raises(TypeError, match=r"Stats\.to: dtype must be a floating-point dtype"):
+        ours.to(dtype="int64")
+    assert {_dtype_name(p) for p in ours.parameters()} == {"float32"}  # nothing changed
+    ours.to(dtype="float64")
+    assert {_dtype_name(t) for t in [*ours.parameters(), ours.running_mean]} == {"float64"}
+
+
+def test_apply_named_children_and_requires_grad_match_torch() -> None:
+    ours, ref = Tied(), TiedTorch()
+    assert _names(ours.named_children()) == _names(ref.named_children()) == ["emb", "mid", "head"]
+    assert len(list(ours.children())) == len(list(ref.children())) == 3
+    seen: list[str] = []
+    tseen: list[str] = []
+    assert ours.apply(lambda m: seen.append(type(m).__name__)) is ours
+    ref.apply(lambda m: tseen.append(type(m).__name__))
+    assert (
+        seen
+        == [n.removesuffix("Torch") for n in tseen]
+        == ["Embedding", "Linear", "Linear", "Tied"]
+    )
+
+    nested = Sequential(Linear(2, 2), Sequential(ReLU(), Linear(2, 2)), Tanh())
+    tnested = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Linear(2, 2)), nn.Tanh())
+    seen.clear()
+    tseen.clear()
+    nested.apply(lambda m: seen.append(type(m).__name__))
+    tnested.apply(lambda m: tseen.append(type(m).__name__))
+    assert seen == tseen and seen[0] == "Linear" and seen[-1] == "Sequential"
+
+    assert ours.mid.requires_grad_(False) is ours.mid
+    ref.mid.requires_grad_(False)
+    flags = [(n, p.requires_grad) for n, p in ours.named_parameters()]
+    assert flags == [(n, p.requires_grad) for n, p in ref.named_parameters()]
+    assert [f for _, f in flags] == [True, False, False]  # emb (= head), mid.weight, mid.bias
+    ours.head(ours.again(ours.emb(minitorch.tensor([[0, 4]])))).sum().backward()
+    assert ours.mid.weight.grad is None and ours.emb.weight.grad is not None
+    ours.requires_grad_()
+    assert all(p.requires_grad for p in ours.parameters())
+    with pytest.raises(TypeError, match="requires_grad must be True or False, got 'yes'"):
+        ours.requires_grad_("yes")  # type: ignore[arg-type]
+
+
+def test_forward_hooks_match_torch(backend: Any) -> None:
+    """Pre-hooks replace the arguments (a single value is wrapped in a tuple), forward
+    hooks the output, in the order registered (prepend first), and gradients flow
+    through what they return; removed hooks no longer run, as in torch.nn."""
+    minitorch.manual_seed(0)
+    ours = Sequential(Linear(3, 4), ReLU(), Linear(4, 2))
+    ref = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    copy_weights(ours, ref)
+    x = rng_normal(5, 3)
+    plain = host(ours(minitorch.tensor(x)))
+
+    def register(net: Any, log: list[tuple[Any, ...]]) -> list[Any]:
+        def pre_double(m: Any, args: tuple[Any, ...]) -> Any:
+            log.append(("pre_double", len(args), host(args[0])))
+            return args[0] * 2.0  # one value: wrapped as (value,)
+
+        def pre_shift(m: Any, args: tuple[Any, ...]) -> Any:
+            log.append(("pre_shift", len(args), host(args[0])))
+            return (args[0] + 1.0,)
+
+        def pre_look(m: Any, args: tuple[Any, ...]) -> None:
+            log.append(("pre_look", len(args), host(args[0])))
+
+        def fwd_look(m: Any, args: tuple[Any, ...], out: Any) -> None:
+            log.append(("fwd_look", len(args), host(args[0]), host(out)))
+
+        def fwd_scale(m: Any, args: tuple[Any, ...], out: Any) -> Any:
+            log.append(("fwd_scale", len(args), host(out)))
+            return out * 3.0
+
+        def fwd_outer(m: Any, args: tuple[Any, ...], out: Any) -> Any:
+            log.append(("fwd_outer", len(args), host(out)))
+            return out - 0.5
+
+        return [
+            net[0].register_forward_pre_hook(pre_double),
+            net[0].register_forward_pre_hook(pre_shift),
+            net[0].register_forward_pre_hook(pre_look, prepend=True),
+            net[0].register_forward_hook(fwd_look),
+            net[1].register_forward_hook(fwd_scale),
+            net.register_forward_hook(fwd_outer),
+        ]
+
+    log: list[tuple[Any, ...]] = []
+    tlog: list[tuple[Any, ...]] = []
+    handles, thandles = register(ours, log), register(ref, tlog)
+    check_against_torch(ours, ref, [x])  # the outputs and every gradient, through the hooks
+    order = ["pre_look", "pre_double", "pre_shift", "fwd_look", "fwd_scale", "fwd_outer"]
+    assert [e[0] for e in log] == [e[0] for e in tlog] == order
+    for e, t in zip(log, tlog, strict=True):
+        assert e[1] == t[1] == 1, e[0]
+        for a, b in zip(e[2:], t[2:], strict=True):
+            np.testing.assert_allclose(a, b, **TOL, err_msg=e[0])
+    np.testing.assert_allclose(log[3][2], 2.0 * x + 1.0, **TOL)  # what forward got
+    assert not np.allclose(host(ours(minitorch.tensor(x))), plain)
+
+    for h, th in zip(handles, thandles, strict=True):
+        h.remove()
+        th.remove()
+    handles[0].remove()  # a second time: nothing to do
+    log.clear()
+    np.testing.assert_allclose(host(ours(minitorch.tensor(x))), plain, **TOL)
+    np.testing.assert_allclose(host(ref(torch.from_numpy(x))), plain, **TOL)
+    assert log == []
+
+    calls: list[str] = []
+
+    def once(m: Any, args: tuple[Any, ...]) -> None:
+        calls.append(type(m).__name__)
+        handle.remove()  # a hook may remove itself while the hooks run
+
+    handle = ours[2].register_forward_pre_hook(once)
+    with ours[2].register_forward_hook(lambda m, a, out: calls.append("in block")):
+        ours(minitorch.tensor(x))
+        ours(minitorch.tensor(x))
+    ours(minitorch.tensor(x))
+    assert calls == ["Linear", "in block", "in block"]
+    with pytest.raises(TypeError, match=r"Linear\.register_forward_hook: expected a function"):
+        ours[0].register_forward_hook("print")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("padding_idx", [0, 3, -1, -6])
+def test_embedding_padding_idx_matches_torch(backend: Any, padding_idx: int) -> None:
+    """The padding row starts as zeros and gets no gradient; it is still looked up as
+    it is (here after being set to 5), as torch.nn.Embedding."""
+    minitorch.manual_seed(0)
+    ours = Embedding(6, 4, padding_idx=padding_idx)
+    ref = nn.Embedding(6, 4, padding_idx=padding_idx)
+    pad = ref.padding_idx
+    assert ours.padding_idx == pad == padding_idx % 6
+    assert repr(ours) == repr(ref)
+    w = host(ours.weight)
+    np.testing.assert_array_equal(w[pad], np.zeros(4))
+    assert np.count_nonzero(np.delete(w, pad, axis=0)) == 20
+    with minitorch.no_grad():
+        ours.weight[pad] = 5.0
+    ids = np.array([[0, 3, 5, 3], [pad, 1, 2, pad]])
+    check_against_torch(ours, ref, [ids])
+    g = host(ours.weight.grad)
+    np.testing.assert_array_equal(g[pad], np.zeros(4))
+    used = sorted(set(ids.ravel()) - {pad})
+    assert np.all(np.abs(g[used]).sum(axis=1) > 0)
+    np.testing.assert_array_equal(host(ours(minitorch.tensor(ids)))[1, 0], np.full(4, 5.0))
+
+    ours.zero_grad()  # NumPy indices, a 1-d batch
+    ref.zero_grad()
+    flat = ids.ravel()
+    up = rng_normal(flat.size, 4, seed=3)
+    ours(flat).backward(minitorch.tensor(up))
+    ref(torch.from_numpy(flat)).backward(torch.from_numpy(up))
+    np.testing.assert_allclose(host(ours.weight.grad), host(ref.weight.grad), **TOL)
+
+
+def test_embedding_padding_idx_out_of_range() -> None:
+    for bad in (6, -7):
+        with pytest.raises(AssertionError):
+            nn.Embedding(6, 4, padding_idx=bad)
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                f"Embedding: padding_idx={bad} is out of range for num_embeddings=6: it must "
+                f"lie in [-6, 6)"
+            ),
+        ):
+            Embedding(6, 4, padding_idx=bad)
+    for wrong in (1.0, "0", True):
+        with pytest.raises(TypeError, match="Embedding: padding_idx must be an int or None"):
+            Embedding(6, 4, padding_idx=wrong)  # type: ignore[arg-type]
+    assert Embedding(6, 4, padding_idx=np.int64(-2)).padding_idx == 4
