@@ -688,3 +688,79 @@ def test_generate() -> None:
     assert model.training  # the mode is restored
     with pytest.raises(ValueError, match="temperature must be > 0"):
         model.generate([1], 3, temperature=0.0)
+
+
+# ------------------------------------------------------------------ buffers and to()
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_to_moves_a_model_between_backends(backend: Any, positions: str) -> None:
+    """``Module.to(backend)``: every parameter (the same object, still requiring grad,
+    with its gradient moved) and buffer (TinyLM's sinusoidal table, not in the state
+    dict) on the new backend; the model computes there what it did before, and an
+    optimizer built before the move steps the moved parameters."""
+    idx = np.array([[1, 2, 3, 4], [0, 5, 6, 7]])
+    targets = np.array([[2, 3, 4, 5], [5, 6, 7, 8]])
+    with minitorch.use_backend("numpy", dtype="float64"):
+        model = small_model(positions=positions)
+        model.loss(idx, targets).backward()
+        logits = model(idx).numpy()
+        grads = {n: np.array(p.grad) for n, p in model.named_parameters()}
+        opt = minitorch.optim.SGD(model.parameters(), lr=0.1)
+    params = list(model.parameters())
+    assert model.to(backend) is model
+    assert all(p is q for p, q in zip(model.parameters(), params, strict=True))
+    buffers = [n for n, _ in model.named_buffers()]
+    assert buffers == ([] if positions == "learned" else ["_pos_table"])
+    assert not set(buffers) & set(model.state_dict())
+    for n, t in [*model.named_parameters(), *model.named_buffers()]:
+        assert t.backend.name == backend.name, n
+        assert str(t.device) == str(backend.device) and t.dtype == backend.resolve_dtype("float64")
+    for n, p in model.named_parameters():
+        assert p.requires_grad, n
+        np.testing.assert_array_equal(host(p.grad), grads[n], err_msg=n)
+    np.testing.assert_allclose(host(model(idx)), logits, rtol=1e-12, atol=1e-12)
+    before = {n: host(p) for n, p in model.named_parameters()}
+    opt.step()
+    for n, p in model.named_parameters():
+        assert p.backend.name == backend.name, n
+        np.testing.assert_allclose(host(p), before[n] - 0.1 * grads[n], rtol=1e-12, err_msg=n)
+
+
+class _Unmovable(minitorch.Tensor):
+    __slots__ = ()
+
+    def to(self, *args: Any, **kwargs: Any) -> minitorch.Tensor:
+        raise RuntimeError("this buffer cannot move")
+
+
+def test_to_changes_nothing_when_a_tensor_cannot_move() -> None:
+    model = Sequential(Linear(2, 2), Linear(2, 2))
+    model[1].register_buffer("stuck", _Unmovable([1.0, 2.0]))
+    (model(minitorch.ones(1, 2)).sum()).backward()
+    with pytest.raises(RuntimeError, match="this buffer cannot move"):
+        model.to(dtype="float64")
+    for n, t in [*model.named_parameters(), *model.named_buffers()]:
+        assert t.dtype == np.float32, n
+    assert all(p.grad is not None and p.grad.dtype == np.float32 for p in model.parameters())
+
+
+def test_buffers_survive_deepcopy_pickle_and_old_pickles() -> None:
+    """A copy keeps its buffers (their values, which are persistent) but not the
+    original's tensors; a module pickled before buffers and hooks existed loads with
+    none, and takes them."""
+    model = Linear(2, 2)
+    model.register_buffer("steps", minitorch.tensor(3, dtype="int64"))
+    model.register_buffer("scratch", minitorch.ones(2), persistent=False)
+    for clone in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert [n for n, _ in clone.named_buffers()] == ["steps", "scratch"]
+        assert list(clone.state_dict()) == ["weight", "bias", "steps"]
+        assert clone.steps is not model.steps and int(clone.steps.item()) == 3
+    legacy = Linear(2, 2)  # as an older minimodel pickled it
+    for name in ("_buffers", "_non_persistent_buffers", "_forward_pre_hooks", "_forward_hooks"):
+        del legacy.__dict__[name]
+    revived = pickle.loads(pickle.dumps(legacy))
+    assert list(revived.state_dict()) == ["weight", "bias"]
+    revived.register_buffer("steps", minitorch.zeros(()))
+    seen: list[tuple[int, ...]] = []
+    revived.register_forward_hook(lambda m, args, out: seen.append(out.shape))
+    revived(minitorch.ones(3, 2))
+    assert seen == [(3, 2)] and list(revived.state_dict()) == ["weight", "bias", "steps"]
