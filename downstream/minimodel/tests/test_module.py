@@ -764,3 +764,13 @@ def test_buffers_survive_deepcopy_pickle_and_old_pickles() -> None:
     revived.register_forward_hook(lambda m, args, out: seen.append(out.shape))
     revived(minitorch.ones(3, 2))
     assert seen == [(3, 2)] and list(revived.state_dict()) == ["weight", "bias", "steps"]
+
+
+def test_to_keeps_a_buffer_that_requires_grad_a_leaf() -> None:
+    model = Linear(2, 2)
+    model.register_buffer("temperature", minitorch.ones(2, requires_grad=True))
+    model.register_buffer("steps", minitorch.zeros((), dtype="int64"))
+    model.to(dtype="float64")
+    t = model.temperature
+    assert t.dtype == np.float64 and t.requires_grad and t.is_leaf
+    assert model.steps.dtype == np.int64 and not model.steps.requires_grad

@@ -459,7 +459,8 @@ class Module:
         * each Parameter stays the same object (an optimizer built before still holds
           it), with its ``requires_grad``; its gradient, if any, is moved and cast with
           it (PyTorch moves ``param.grad`` too);
-        * buffers are replaced by their moved tensors (as PyTorch's);
+        * buffers are replaced by their moved tensors (as PyTorch's; one that requires
+          grad is a new leaf that requires grad);
         * ``dtype`` must be a floating-point dtype, and only floating-point tensors
           change dtype: integer and bool ones keep theirs.
 
@@ -499,7 +500,9 @@ class Module:
                     if b is None:
                         continue
                     if id(b) not in moved:
-                        moved[id(b)] = _moved(b, backend, device, dtype, where)
+                        moved[id(b)] = new = _moved(b, backend, device, dtype, where)
+                        if b.requires_grad and b.is_leaf and new is not b:
+                            new.requires_grad_(True)  # a new leaf, as the buffer was
                     buffers.append((mod, name, moved[id(b)]))
         for p, new, grad in params:
             # the Parameter is kept and made anew around the moved values: its array, and
