@@ -2417,6 +2417,37 @@ def test_a_step_may_return_backend_arrays() -> None:
     assert step.stats["replays"] == 3
 
 
+def test_a_parameter_the_step_returns_is_the_parameter_itself() -> None:
+    """``return loss, w``: eagerly the result holds the parameter, which later steps
+    move; a replay (and a fallback) handed back a detached tensor of its array instead,
+    which kept the values of that call (SGD with momentum writes a new array)."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        train = _train(ps, opt)
+
+        def step(x: minitorch.Tensor, y: minitorch.Tensor) -> Any:
+            return train(x, y), {"w": ps[0]}
+
+        return step
+
+    step = minitorch.capture(make(ps, optimizer), optimizer=optimizer)
+    eager = make(eager_ps, eager_opt)
+    got, want = [], []
+    for i, (x, y) in enumerate(_batches(4, 8, "float64")):
+        if i == 3:  # an ignored target: the guard of cross_entropy runs the step eagerly
+            y = minitorch.tensor(np.where(np.arange(8) == 0, -100, _host(y)))
+        got.append(step(x, y))
+        want.append(eager(x, y))
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 1}
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g[1]["w"] is ps[0] and w[1]["w"] is eager_ps[0]
+        _assert_same_results((g[0], g[1]["w"]), (w[0], w[1]["w"]), f"call {i}")
+    # the first call's result holds the values after the last one, as eagerly
+    np.testing.assert_array_equal(_host(got[0][1]["w"]), _host(eager_ps[0]))
+
+
 def test_a_result_dict_may_have_any_hashable_keys() -> None:
     """The replay's source names a key it cannot write as a literal (here an Enum,
     whose repr is no Python expression) instead of pasting its repr."""

@@ -210,7 +210,7 @@ class Captured:
         prog.fallbacks += 1
         self.stats["fallbacks"] += 1
         self._warn_fallbacks(prog)
-        return _detached(self.fn(*args, **kwargs))
+        return _detached(self.fn(*args, **kwargs), self._all_params())
 
     def _warn_fallbacks(self, prog: _Program) -> None:
         if not self._warned and prog.fallbacks >= 10 and prog.fallbacks > prog.runs:
@@ -367,7 +367,7 @@ class Captured:
                         f"change the caller's {type(container).__name__}; return what the "
                         f"step computes instead"
                     )
-            result, user = _result_template(rec, out, self)
+            result, user = _result_template(rec, out, self, params)
             final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
             # in-place Tensor ops of the step (w.sub_(...) under no_grad) bumped versions
             # that the replay writes no Tensor op to bump; the optimizers' steps bump their own
@@ -665,18 +665,23 @@ def _value_key(a: Any) -> Any:
     return (ta, a)
 
 
-def _result_template(rec: _Recorder, out: Any, who: Any) -> tuple[Any, Any]:
+def _result_template(
+    rec: _Recorder, out: Any, who: Any, params: list[Tensor]
+) -> tuple[Any, Any]:
     """The step's result as a template (tensors -> their arrays' refs) and as the
-    graph-free tensors handed back now."""
+    graph-free tensors handed back now. A parameter is handed back itself, as eagerly
+    (a constant of the template): later steps move it."""
+    if any(out is p for p in params):
+        return out, out
     if isinstance(out, Tensor):
         data = out.data
         tmpl = _TensorOut(_state_template(rec, data), out._backend)
         return tmpl, Tensor._make(_real(data), out._backend, None)
     if type(out) in (tuple, list):
-        pairs = [_result_template(rec, o, who) for o in out]
+        pairs = [_result_template(rec, o, who, params) for o in out]
         return type(out)(p[0] for p in pairs), type(out)(p[1] for p in pairs)
     if type(out) is dict:
-        pairs_d = {k: _result_template(rec, v, who) for k, v in out.items()}
+        pairs_d = {k: _result_template(rec, v, who, params) for k, v in out.items()}
         return {k: p[0] for k, p in pairs_d.items()}, {k: p[1] for k, p in pairs_d.items()}
     if out is None:
         return None, None
@@ -690,14 +695,17 @@ def _result_template(rec: _Recorder, out: Any, who: Any) -> tuple[Any, Any]:
     )
 
 
-def _detached(out: Any) -> Any:
-    """An eagerly computed result as the replay gives it: tensors without graph."""
+def _detached(out: Any, params: list[Tensor]) -> Any:
+    """An eagerly computed result as the replay gives it: tensors without graph (a
+    parameter as it is)."""
+    if any(out is p for p in params):
+        return out
     if isinstance(out, Tensor):
         return Tensor._make(out.data, out._backend, None)
     if type(out) in (tuple, list):
-        return type(out)(_detached(o) for o in out)
+        return type(out)(_detached(o, params) for o in out)
     if type(out) is dict:
-        return {k: _detached(v) for k, v in out.items()}
+        return {k: _detached(v, params) for k, v in out.items()}
     return out
 
 
