@@ -665,9 +665,7 @@ def _value_key(a: Any) -> Any:
     return (ta, a)
 
 
-def _result_template(
-    rec: _Recorder, out: Any, who: Any, params: list[Tensor]
-) -> tuple[Any, Any]:
+def _result_template(rec: _Recorder, out: Any, who: Any, params: list[Tensor]) -> tuple[Any, Any]:
     """The step's result as a template (tensors -> their arrays' refs) and as the
     graph-free tensors handed back now. A parameter is handed back itself, as eagerly
     (a constant of the template): later steps move it."""
