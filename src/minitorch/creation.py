@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
-from .tensor import Tensor, _check_float, _flag, _number_of, describe
+from .tensor import INT64_MAX, Tensor, _check_float, _flag, _number_of, describe
 
 __all__ = [
     "Generator",
@@ -92,15 +92,12 @@ def _size(who: str, shape: tuple[Any, ...]) -> tuple[int, ...]:
             )
         if n < 0:
             raise ValueError(f"{who}: sizes must be >= 0, got {n} in the size {dims!r}")
-        if n > _INT64_MAX:
+        if n > INT64_MAX:
             raise ValueError(
                 f"{who}: sizes must be at most 2**63 - 1 (int64), got {n} in the size {dims!r}"
             )
         out.append(n)
     return tuple(out)
-
-
-_INT64_MAX = 2**63 - 1
 
 
 def _check_room(who: str, shape: tuple[int, ...], be: Backend, dt: Any) -> None:
@@ -114,7 +111,7 @@ def _check_room(who: str, shape: tuple[int, ...], be: Backend, dt: Any) -> None:
     except TypeError:
         name = be.dtype_name(dt)
         itemsize = getattr(dt, "itemsize", None) or np.dtype(name).itemsize
-    if numel * itemsize > _INT64_MAX:
+    if numel * itemsize > INT64_MAX:
         raise ValueError(
             f"{who}: a tensor of shape {shape} and dtype {name} would take "
             f"{numel * itemsize} bytes, more than any array can address (2**63 - 1); "
@@ -359,7 +356,7 @@ def arange(
         except OverflowError:
             raise ValueError("arange: an int bound is beyond the float64 range") from None
         span = (stop - start) / step
-        n = max(0, math.ceil(span)) if math.isfinite(span) else _INT64_MAX + 1
+        n = max(0, math.ceil(span)) if math.isfinite(span) else INT64_MAX + 1
     _check_room("arange", (n,), be, dt)
     arr = be.xp.arange(start, stop, step, dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, "arange")

@@ -872,7 +872,7 @@ def _host_data(data: Any, floats: bool = False) -> np.ndarray:
             hint = ""
         raise OverflowError(
             f"tensor(): the integer {big} does not fit in int64, the dtype of Python ints "
-            f"(from {-(2**63)} to {2**63 - 1}){hint}"
+            f"(from {INT64_MIN} to {INT64_MAX}){hint}"
         ) from cause
     if arr.dtype == object:
         raise TypeError(
@@ -882,6 +882,10 @@ def _host_data(data: Any, floats: bool = False) -> np.ndarray:
     return arr
 
 
+#: the range of int64, the widest integer dtype every backend has
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _int_beyond_int64(data: Any) -> int | None:
     """A Python int in ``data`` (a number, nested lists) beyond int64 (None: none)."""
     stack: list[Any] = [data]
@@ -889,7 +893,7 @@ def _int_beyond_int64(data: Any) -> int | None:
         v = stack.pop()
         if isinstance(v, list | tuple):
             stack.extend(reversed(v))
-        elif isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+        elif isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
             return v
     return None
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, as_array, get_backend
-from ..tensor import TENSOR_TYPES, Tensor, apply
+from ..tensor import INT64_MAX, INT64_MIN, TENSOR_TYPES, Tensor, apply
 
 __all__ = [
     "BOUND",
@@ -232,7 +232,7 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
         scalar_ok = (
             isinstance(a, bool | int | float) and op.scalars and value_tensor and i >= values
         )
-        if scalar_ok and type(a) is int and not _INT64_MIN <= a <= _INT64_MAX:
+        if scalar_ok and type(a) is int and not INT64_MIN <= a <= INT64_MAX:
             a = _wide_int(op, a, be, args)
         if isinstance(a, Tensor) or scalar_ok:
             out.append(a)
@@ -268,9 +268,6 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
             raise TypeError(f"{op.name}: {exc}") from exc
         out.append(Tensor._make(arr, be, None))
     return out
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _wide_int(op: OpDef, a: int, be: Backend, args: Sequence[Any]) -> int | float:
@@ -530,7 +527,7 @@ def _public_function(
                 t = type(a)
                 if not (t is Tensor or (scalars and (t is float or t is int)) or t in TENSOR_TYPES):
                     break
-                if t is int and not _INT64_MIN <= a <= _INT64_MAX:
+                if t is int and not INT64_MIN <= a <= INT64_MAX:
                     break  # an int beyond int64: call() makes it a float or refuses it
             else:
                 # Python numbers alone (as values) go the slow way: made into arrays
@@ -642,7 +639,7 @@ def _dunder(op: OpDef, fn: Callable[..., Any], params: dict[str, Any]) -> Callab
     def method(self: Tensor, other: Any) -> Any:
         t = type(other)
         if t is Tensor or (
-            scalars and (t is float or (t is int and _INT64_MIN <= other <= _INT64_MAX))
+            scalars and (t is float or (t is int and INT64_MIN <= other <= INT64_MAX))
         ):  # a subclass, or an int beyond int64: fn's path
             return apply(op, (self, other), params)
         if other is None or isinstance(other, _NOT_OPERANDS):
@@ -666,7 +663,7 @@ def _reflected(
 
     def r(self: Tensor, other: Any) -> Any:
         t = type(other)
-        if fast is not None and (t is float or (t is int and _INT64_MIN <= other <= _INT64_MAX)):
+        if fast is not None and (t is float or (t is int and INT64_MIN <= other <= INT64_MAX)):
             return apply(op, (other, self), fast)
         if other is None or isinstance(other, _NOT_OPERANDS):
             return NotImplemented

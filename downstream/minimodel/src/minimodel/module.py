@@ -161,13 +161,11 @@ class Module:
         buffers: dict[str, minitorch.Tensor | None] = self.__dict__["_buffers"]
         if isinstance(value, Parameter):  # also over a buffer of that name, as PyTorch
             modules.pop(name, None)
-            buffers.pop(name, None)
-            self._non_persistent_buffers.discard(name)
+            self._forget_buffer(name)
             params[name] = value
         elif isinstance(value, Module):
             params.pop(name, None)
-            buffers.pop(name, None)
-            self._non_persistent_buffers.discard(name)
+            self._forget_buffer(name)
             modules[name] = value
         elif name in params and value is not None:
             raise TypeError(
@@ -195,10 +193,14 @@ class Module:
 
     def __delattr__(self, name: str) -> None:
         self._parameters.pop(name, None)
-        self._buffers.pop(name, None)
-        self._non_persistent_buffers.discard(name)
+        self._forget_buffer(name)
         self._modules.pop(name, None)
         object.__delattr__(self, name)
+
+    def _forget_buffer(self, name: str) -> None:
+        """``name`` is no buffer any more (persistent or not)."""
+        self._buffers.pop(name, None)
+        self._non_persistent_buffers.discard(name)
 
     def register_buffer(
         self, name: str, tensor: minitorch.Tensor | None, persistent: bool = True
