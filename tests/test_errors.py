@@ -346,3 +346,20 @@ def test_save_and_load_take_a_file_name(backend: Any, tmp_path: Any) -> None:
         minitorch.save(w, f)
     assert (tmp_path / "w.mt").stat().st_size == 0
     assert minitorch.load(minitorch.save(w, str(tmp_path / "w.mt"))).tolist() == [1.0, 2.0]
+
+
+def test_a_move_to_a_device_the_backend_lacks_names_the_backend_and_its_device(
+    backend: Any,
+) -> None:
+    # was the library's own message on array-api-strict ("The device 'cpu' is not a
+    # valid choice.") and torch's on a CPU-only build
+    x = minitorch.tensor(np.ones(2))
+    with pytest.raises(ValueError) as info:
+        x.to(device="nowhere:7")
+    msg = str(info.value)
+    assert msg.startswith(f"to: device='nowhere:7' is not a device of the {backend.name} backend")
+    assert "leave device= out for" in msg, msg
+    with pytest.raises(ValueError, match="to: device='nowhere:7' is not a device of the numpy"):
+        x.to("numpy", device="nowhere:7")
+    # "cpu" is the host on every CPU backend (array-api-strict: its CPU_DEVICE)
+    np.testing.assert_array_equal(x.to(device="cpu").numpy(), np.ones(2))

@@ -12,6 +12,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from . import array_api, autograd, func, linalg, optim
 from . import ops as _ops
 from ._grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -34,12 +36,34 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .errors import PACKAGE_SPELLINGS as _PACKAGE_SPELLINGS
 from .errors import BackendMismatchError, FileFormatError, OpError
+from .errors import missing_attribute as _missing_attribute
 from .ops import REGISTRY, Facts, Sample, defop
 from .serialization import load, save
 from .tensor import Tensor
 
 __version__ = "0.1.0"
+
+if not TYPE_CHECKING:  # (a type checker keeps reporting unknown names)
+
+    def __getattr__(name: str) -> Any:
+        """A name the package lacks: PyTorch's spelling of one it has (``torch.float32``,
+        ``torch.unsqueeze``) or a name of the Array API namespace (``eye``, ``sort``)
+        gets its minitorch spelling in the AttributeError."""
+        error = _missing_attribute("module 'minitorch'", name, _PACKAGE_SPELLINGS, None)
+        if name not in _PACKAGE_SPELLINGS and not name.startswith("_"):
+            try:
+                getattr(array_api.namespace(), name)
+            except AttributeError:
+                pass
+            else:
+                error.args = (
+                    f"{error.args[0]}; the differentiable Array API namespace has it: "
+                    f"minitorch.array_api.{name}",
+                )
+        raise error
+
 
 __all__ = [
     "REGISTRY",

@@ -31,7 +31,7 @@ from .backend import (
 from .backend.promotion import NUMBERS as _NUMBERS
 from .backend.promotion import promote
 from .engine import Node, Op, record
-from .errors import BackendMismatchError, CaptureError, OpError
+from .errors import TENSOR_SPELLINGS, BackendMismatchError, CaptureError, OpError, missing_attribute
 
 __all__ = ["Tensor", "apply", "describe", "namespace_of", "register_namespace"]
 
@@ -134,6 +134,13 @@ class Tensor:
         return t
 
     # ---------------------------------------------------------------- attributes
+    if not TYPE_CHECKING:  # (a type checker keeps reporting unknown attributes)
+
+        def __getattr__(self, name: str) -> Any:
+            # only names no slot, method or property has reach here: a PyTorch spelling
+            # (x.unsqueeze(0)) gets minitorch's in its AttributeError
+            raise missing_attribute(f"{type(self).__name__!r} object", name, TENSOR_SPELLINGS, self)
+
     @property
     def shape(self) -> tuple[int, ...]:
         """The size of each axis, as a tuple of ints."""

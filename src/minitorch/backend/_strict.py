@@ -15,7 +15,10 @@ def _to_numpy(x: Any) -> np.ndarray:
 
 
 def _parse_device(d: Any) -> Any:
-    return d if isinstance(d, xs.Device) else xs.Device(str(d))
+    """A Device, or its name; ``"cpu"`` (PyTorch's name for the host) is CPU_DEVICE."""
+    if isinstance(d, xs.Device):
+        return d
+    return xs.Device("CPU_DEVICE" if str(d) == "cpu" else str(d))
 
 
 def load() -> Backend:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import BACKENDS, Backend, resolve, shape_arg
+from ..backend import BACKENDS, Backend, on_device, resolve, shape_arg
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
@@ -494,10 +494,12 @@ def _to(
             ) from exc
         backend, device = None, backend
     if isinstance(backend, Backend):
-        dst = backend if device is None else resolve(backend.name, backend.dtype, device)
+        dst = on_device(backend, device, "to")
     else:
-        # a move keeps the TF32 choice of the tensor's backend
-        dst = resolve(src.name if backend is None else backend, None, device, src.tf32)
+        # a move keeps the TF32 choice of the tensor's backend; a device the backend
+        # lacks is named with the devices it has
+        name = src.name if backend is None else backend
+        dst = on_device(resolve(name, None, None, src.tf32), device, "to")
     out = self
     if dst.name != src.name or (device is not None and str(dst.device) != str(self.device)):
         out = move(self, backend=dst, source=src)
