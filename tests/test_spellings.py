@@ -144,3 +144,78 @@ def test_a_subclass_names_itself() -> None:
 
     p = Parameter(X)
     assert _message(p, "t").startswith("'Parameter' object has no attribute 't'; ")
+
+
+T = torch.tensor(X)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "keyword", "ours", "right", "theirs"),
+    [
+        (lambda x: x.sum(dim=0), "dim", "axis", lambda x: x.sum(axis=0), T.sum(dim=0)),
+        (
+            lambda x: x.mean(axis=0, keepdim=True),
+            "keepdim",
+            "keepdims",
+            lambda x: x.mean(axis=0, keepdims=True),
+            T.mean(dim=0, keepdim=True),
+        ),
+        (
+            lambda x: minitorch.softmax(x, dim=-1),
+            "dim",
+            "axis",
+            lambda x: minitorch.softmax(x, axis=-1),
+            T.softmax(dim=-1),
+        ),
+        (
+            lambda x: minitorch.concat([x, x], dim=1),
+            "dim",
+            "axis",
+            lambda x: minitorch.concat([x, x], axis=1),
+            torch.cat([T, T], dim=1),
+        ),
+        (
+            lambda x: minitorch.flip(x, dims=(0,)),
+            "dims",
+            "axis",
+            lambda x: minitorch.flip(x, axis=(0,)),
+            T.flip(dims=(0,)),
+        ),
+    ],
+)
+def test_a_pytorch_keyword_names_minitorchs(
+    wrong: Any, keyword: str, ours: str, right: Any, theirs: Any
+) -> None:
+    x = minitorch.tensor(X)
+    with pytest.raises(TypeError) as info:
+        wrong(x)
+    assert str(info.value).endswith(f" (PyTorch's {keyword}= is written {ours}=)"), info.value
+    # the keyword it names does what PyTorch's does
+    np.testing.assert_allclose(right(x).numpy(), theirs.numpy(), rtol=1e-15, atol=0)
+
+
+def test_the_keyword_and_arity_messages_in_full() -> None:
+    with pytest.raises(TypeError) as info:
+        minitorch.tensor(X).sum(dims=0)
+    assert str(info.value) == (
+        "sum() got an unexpected keyword argument 'dims'; it takes axis, keepdims "
+        "(PyTorch's dims= is written axis=)"
+    )
+    with pytest.raises(TypeError) as info:
+        minitorch.relu(minitorch.tensor(X), 3)
+    assert str(info.value) == "relu() takes at most 0 parameter(s) after the tensors (none), got 1"
+
+
+def test_pytorchs_transpose_of_two_axes_says_what_to_write() -> None:
+    x = minitorch.tensor(X)
+    with pytest.raises(TypeError) as info:
+        x.transpose(0, 1)
+    msg = str(info.value)
+    assert msg.startswith(
+        "transpose() takes at most 1 parameter(s) after the tensors (axes), got 2"
+    )
+    assert "PyTorch's x.transpose(0, 1) is written x.permute_dims((1, 0))" in msg
+    np.testing.assert_array_equal(
+        x.permute_dims((1, 0)).numpy(), torch.tensor(X).transpose(0, 1).numpy()
+    )
+    np.testing.assert_array_equal(x.mT.numpy(), torch.tensor(X).transpose(-2, -1).numpy())

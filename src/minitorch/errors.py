@@ -91,6 +91,18 @@ PACKAGE_SPELLINGS: dict[str, tuple[str, str]] = {
     "gather": ("torch.gather(x, 1, i)", "minitorch.array_api.take_along_axis(x, i, axis=1)"),
 }
 
+#: PyTorch's keywords that minitorch's ops spell the Array API way
+KEYWORD_SPELLINGS: dict[str, str] = {"dim": "axis", "dims": "axis", "keepdim": "keepdims"}
+
+#: names minitorch has with other parameters than PyTorch's: what a PyTorch call means
+SIGNATURE_SPELLINGS: dict[str, tuple[str, str]] = {
+    "transpose": (
+        "x.transpose(0, 1)",
+        "x.permute_dims((1, 0)) (transpose takes one permutation, as NumPy's; x.mT "
+        "swaps the last two axes)",
+    ),
+}
+
 
 def missing_attribute(
     owner: str, name: str, spellings: dict[str, tuple[str, str]], obj: object

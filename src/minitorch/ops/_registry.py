@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, as_array, get_backend
+from ..errors import KEYWORD_SPELLINGS, SIGNATURE_SPELLINGS
 from ..tensor import INT64_MAX, INT64_MIN, TENSOR_TYPES, Tensor, apply
 
 __all__ = [
@@ -313,15 +314,24 @@ def call(
         tensors, rest = args[:n], args[n:]
     pnames = op.params
     if len(rest) > len(pnames):
-        raise TypeError(f"{op.name}() takes at most {len(pnames)} parameter(s) after the tensors")
+        message = (
+            f"{op.name}() takes at most {len(pnames)} parameter(s) after the tensors "
+            f"({', '.join(pnames) or 'none'}), got {len(rest)}"
+        )
+        if op.name in SIGNATURE_SPELLINGS:
+            theirs, ours = SIGNATURE_SPELLINGS[op.name]
+            message += f"; PyTorch's {theirs} is written {ours}"
+        raise TypeError(message)
     if rest or kwargs or op.defaults:
         params = dict(op.defaults)
         params.update(zip(pnames, rest, strict=False))
         for k, v in kwargs.items():
             if k not in pnames:
+                keyword = KEYWORD_SPELLINGS.get(k)
                 raise TypeError(
                     f"{op.name}() got an unexpected keyword argument {k!r}; "
                     f"it takes {', '.join(pnames) or 'no parameters'}"
+                    + (f" (PyTorch's {k}= is written {keyword}=)" if keyword in pnames else "")
                 )
             params[k] = v
         missing = [p for p in pnames if p not in params]
