@@ -12,7 +12,7 @@ import math
 import numbers
 import operator
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -454,8 +454,8 @@ class Generator:
         return f"minitorch.Generator(seed={self._seed})"
 
 
-#: every Generator alive (``minitorch.capture`` checks that a step drew from none of
-#: those made before it)
+#: every Generator alive (``minitorch.capture`` replays the draws from those made
+#: before a step)
 _generators: weakref.WeakSet[Generator] = weakref.WeakSet()
 
 #: the generator that draws when no ``generator=`` is given
@@ -484,10 +484,27 @@ def host_rng(generator: Generator | None, who: str) -> np.random.Generator:
     return generator._rng
 
 
+def host_draw(
+    generator: Generator | None,
+    who: str,
+    sample: Callable[[np.random.Generator], np.ndarray],
+    be: Backend,
+    dtype: Any,
+    device: Any,
+) -> Any:
+    """Every random draw of minitorch (``randn``, ``rand``, ``randint``, ``dropout``'s
+    mask): ``sample``, a NumPy draw from the stream of ``generator`` (the default one for
+    None) with its host-side post-processing, moved to ``be`` as ``dtype`` on ``device``.
+
+    Callers look it up in this module at each call: while :func:`minitorch.capture`
+    records a step it stands in here, and a replay calls it again for each draw."""
+    return be.from_numpy(sample(host_rng(generator, who)), dtype, device)
+
+
 def _random(
     who: str,
     size: tuple[int, ...],
-    draw: Any,
+    draw: Callable[[np.random.Generator], np.ndarray],
     dtype: Any,
     device: Any,
     requires_grad: bool,
@@ -496,7 +513,7 @@ def _random(
     be = on_device(get_backend(), device, who)
     dt = be.resolve_dtype(dtype)
     _check_room(who, size, be, dt)
-    arr = be.from_numpy(draw(host_rng(generator, who)), dt, be.device)
+    arr = host_draw(generator, who, draw, be, dt, be.device)
     return _leaf(arr, be, requires_grad, who)
 
 
@@ -557,5 +574,7 @@ def randint(
     be = on_device(get_backend(), device, "randint")
     dt = be.dtypes["int64"] if dtype is None else be.resolve_dtype(dtype)
     _check_room("randint", size, be, dt)
-    draw = host_rng(generator, "randint").integers(lo, hi, size=size)
-    return Tensor._make(be.from_numpy(draw, dt, be.device), be, None)
+    arr = host_draw(
+        generator, "randint", lambda g: g.integers(lo, hi, size=size), be, dt, be.device
+    )
+    return Tensor._make(arr, be, None)

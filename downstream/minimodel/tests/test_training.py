@@ -155,6 +155,43 @@ def test_a_captured_step_trains_as_the_eager_step(backend: Any) -> None:
         np.testing.assert_array_equal(host(p), host(q), err_msg=n)
 
 
+def test_a_captured_step_with_dropout_trains_as_the_eager_step(backend: Any) -> None:
+    """A TinyLM with dropout (on the embeddings, the attention weights, the residuals):
+    each replay draws its masks from minitorch's default generator as the eager step
+    does, so 8 captured steps leave the losses, the weights and the generator where 8
+    eager steps leave them, to the bit."""
+    tok, data = _data()
+    config = LMConfig(
+        vocab_size=tok.vocab_size, block_size=16, d_model=16, n_layers=1, n_heads=2, dropout=0.2
+    )
+    runs = []
+    for captured in (False, True):
+        minitorch.manual_seed(0)
+        model = TinyLM(config)
+        opt = minitorch.optim.AdamW(model.parameters(), lr=1e-2)
+
+        def step(
+            x: minitorch.Tensor, y: minitorch.Tensor, model: TinyLM = model, opt: Any = opt
+        ) -> Any:
+            loss = model.loss(x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        run = minitorch.capture(step, optimizer=opt) if captured else step
+        batches = [get_batch(data, 4, 16, seed=3, step=i) for i in range(8)]
+        losses = [host(run(*(minitorch.tensor(a) for a in b))) for b in batches]
+        runs.append((losses, model, minitorch.default_generator.get_state(), run))
+    (want, eager_model, eager_gen, _), (got, model, gen, run) = runs
+    assert run.stats == {"records": 1, "replays": 7, "fallbacks": 0}
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for (n, p), q in zip(model.named_parameters(), eager_model.parameters(), strict=True):
+        np.testing.assert_array_equal(host(p), host(q), err_msg=n)
+    assert gen == eager_gen
+
+
 def test_checkpoint_of_another_configuration_is_refused(tmp_path: Path) -> None:
     model = TinyLM(LMConfig(vocab_size=5, block_size=4, d_model=8, n_layers=1, n_heads=2))
     opt = minitorch.optim.AdamW(model.parameters())

@@ -10,18 +10,19 @@ import re
 import threading
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import _grad_mode
+from .. import _grad_mode, creation
 from .._cuda_graphs import graph_runner
-from ..creation import default_generator, live_generators
+from ..creation import Generator, default_generator, live_generators
 from ..errors import CaptureError, OpError
 from ..ops import _registry
 from ..tensor import Tensor
-from ._ir import _GuardFailed, _Host, _Ref
+from ._ir import _Draw, _GuardFailed, _Host, _Ref
 from ._program import _Program, _replay_line, _segment_call, _TensorOut
 from ._trace import _defer_to_traced, _is_array, _Recorder, _swap_namespace, _Traced
 
@@ -153,6 +154,9 @@ class Captured:
             return self._record(key, args, kwargs, params)
         # CuPy: the replay on the parameters' GPU, as the eager step
         on_device = params[0]._backend.on_device() if params else contextlib.nullcontext()
+        # where the generators it draws from stand: an eager run instead of the replay
+        # must draw from there again
+        states = [(g.numpy, g.numpy.bit_generator.state) for g in prog.generators]
         try:
             try:
                 with on_device:
@@ -170,7 +174,7 @@ class Captured:
                     f"after that read, a zero_grad() say, was not done); the recording is "
                     f"dropped. Move that read out of the step, or before the update."
                 ) from None
-            return self._fallback(prog, args, kwargs)
+            return self._fallback(prog, args, kwargs, states)
         except Exception as exc:
             line = _replay_line(exc)
             call = prog.source.splitlines()[line - 1].strip() if line else ""
@@ -191,7 +195,7 @@ class Captured:
             # a call failed on these values (cholesky of a matrix that is not positive
             # definite) before anything changed: the eager step raises minitorch's error,
             # naming the op and its inputs, instead of the library's bare one
-            out = self._fallback(prog, args, kwargs)
+            out = self._fallback(prog, args, kwargs, states)
             # the same calls on the same values ran eagerly: the replay itself failed
             warnings.warn(
                 f"{self!r}: the replay raised {type(exc).__name__}: {exc}, where the eager "
@@ -205,8 +209,17 @@ class Captured:
         self.stats["replays"] += 1
         return out
 
-    def _fallback(self, prog: _Program, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Run the step eagerly instead of the replay (nothing has changed yet)."""
+    def _fallback(
+        self,
+        prog: _Program,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        states: list[tuple[np.random.Generator, Any]],
+    ) -> Any:
+        """Run the step eagerly instead of the replay (nothing has changed yet but the
+        generators the replay drew from: ``states`` puts them back)."""
+        for rng, state in states:
+            rng.bit_generator.state = state
         prog.fallbacks += 1
         self.stats["fallbacks"] += 1
         self._warn_fallbacks(prog)
@@ -296,11 +309,14 @@ class Captured:
             backends[id(p._backend.xp)] = p._backend
         original = [(p, p.data, p._grad) for p in params]
         versions = [p._version for p in params]
-        gen_states = [(g, g.get_state()) for g in live_generators()]
+        #: id -> (a generator made before the step, its state after the step's last draw)
+        expected = {id(g): (g, g.get_state()) for g in live_generators()}
+        made: list[weakref.ref[Generator]] = []  # the generators made in it that drew
         hypers = [_hyper_parameters(opt) for opt in self.optimizers]
         patched: list[tuple[Any, dict[str, Any]]] = []
         deferring: list[tuple[type, str, Any]] = []
         real_apply: Any = None
+        real_draw: Any = None
         opt_patched: list[tuple[Any, Any]] = []
         copy: dict[int, Callable[[Any], Any]] = {}
         steps: list[Callable[[], Any]] = [opt.step for opt in self.optimizers]
@@ -320,6 +336,10 @@ class Captured:
             # (the registry's module globals: every op's call reaches tensor.apply there)
             real_apply = vars(_registry)["apply"]
             vars(_registry)["apply"] = _watching_apply(rec, real_apply)
+            real_draw = vars(creation)["host_draw"]
+            vars(creation)["host_draw"] = _recording_draw(
+                rec, real_draw, expected, made, set(backends)
+            )
             for i, opt in enumerate(self.optimizers):
                 opt_patched.append((opt, vars(opt).get("step")))
                 opt.step = _host_step(rec, i, opt, steps[i], index)
@@ -386,6 +406,8 @@ class Captured:
                     setattr(cls, name, method)
             if real_apply is not None:
                 vars(_registry)["apply"] = real_apply
+            if real_draw is not None:
+                vars(creation)["host_draw"] = real_draw
             for opt, had in reversed(opt_patched):
                 if had is None:
                     del opt.step
@@ -405,17 +427,17 @@ class Captured:
                     f"records, so the replays would not change it again. Change it between "
                     f"calls (a learning-rate schedule after each call of the step)"
                 )
-        drawn = [g for g, state in gen_states if g.get_state() != state]
-        if drawn:
-            which = (
-                "the default generator"
-                if drawn[0] is default_generator
-                else f"{drawn[0]!r}, made before the step"
-            )
+        moved = [gen for gen, state in expected.values() if gen.get_state() != state]
+        if moved:
+            raise CaptureError(f"{self!r}: {_reseeded(moved[0])}")
+        kept = [gen for w in made if (gen := w()) is not None]
+        if kept:
             raise CaptureError(
-                f"{self!r}: the step drew random numbers from {which} (randn, rand, "
-                f"randint, dropout): a replay would repeat the same numbers. Draw them "
-                f"outside the step and pass them in as an argument"
+                f"{self!r}: the step drew from {kept[0]!r}, a generator it made and kept "
+                f"(in an attribute, a global): a replay would repeat the numbers of the "
+                f"recording where eager steps draw on from it. Make the generator before "
+                f"the first call and pass it with generator=, or make a new one in each "
+                f"call without keeping it"
             )
         graphs = (
             graph_runner(backends.values(), [p.data for p in params]) if self.cuda_graphs else None
@@ -811,6 +833,73 @@ def _watching_apply(rec: _Recorder, apply: Callable[..., Any]) -> Callable[..., 
     return watched
 
 
+def _recording_draw(
+    rec: _Recorder,
+    real: Callable[..., Any],
+    expected: dict[int, tuple[Generator, Any]],
+    made: list[weakref.ref[Generator]],
+    namespaces: set[int],
+) -> Callable[..., Any]:
+    """``creation.host_draw`` while recording. A draw from a generator made before the
+    step (in ``expected``) is taken for real and noted as a :class:`_Draw`, which every
+    replay takes again; its array is traced, so the calls that read it are recorded. A
+    draw from a generator made in the step is a constant of the recording (eager steps
+    draw the same numbers from a fresh one), the generator noted in ``made`` (one still
+    alive after the step is refused). ``expected`` follows each earlier generator's
+    state after its draws: a change made otherwise (``manual_seed`` in the step) is
+    refused. An optimizer's ``step()`` that draws runs for real at each replay: its
+    draws are taken, not noted."""
+
+    def draw(
+        generator: Generator | None,
+        who: str,
+        sample: Callable[[np.random.Generator], Any],
+        be: Any,
+        dtype: Any,
+        device: Any,
+    ) -> Any:
+        if threading.get_ident() != rec.thread:
+            return real(generator, who, sample, be, dtype, device)
+        gen = default_generator if generator is None else generator
+        known = expected.get(id(gen))
+        if known is not None and not rec.paused and gen.get_state() != known[1]:
+            raise CaptureError(_reseeded(gen))
+        rec.paused += 1  # (the upload may call the namespace: not recorded)
+        try:
+            arr = real(gen, who, sample, be, dtype, device)
+        finally:
+            rec.paused -= 1
+        if known is None:
+            made.append(weakref.ref(gen))
+            return arr
+        expected[id(gen)] = (gen, gen.get_state())
+        if rec.paused:
+            return arr
+        if id(be.xp) not in namespaces:
+            raise CaptureError(
+                f"{who} inside a captured step drew on the {be.name} backend, which none of "
+                f"the step's Tensor arguments and parameters is on: draw on theirs"
+            )
+        if not any(g is gen for g in rec.generators):
+            rec.generators.append(gen)
+        t = rec.new(arr)
+        again = functools.partial(real, gen, who, sample, be, dtype, device)
+        rec.instrs.append(_Draw(again, t.slot, who))
+        return t
+
+    return draw
+
+
+def _reseeded(g: Generator) -> str:
+    which = "the default generator" if g is default_generator else f"{g!r}, made before the step"
+    return (
+        f"the step changed the state of {which} other than by drawing from it "
+        f"(manual_seed, set_state, a draw from its .numpy generator): a replay takes the "
+        f"step's draws again, from where the generator stands, but would not do that. "
+        f"Seed or set the generator between calls"
+    )
+
+
 def _bases(a: Any) -> Iterator[Any]:
     """The arrays ``a`` is a view of (NumPy's ``base``, torch's ``_base``, through
     array-api-strict's wrapper)."""
@@ -899,8 +988,9 @@ def capture(
     CaptureError
         While recording, for what a replay could not repeat: a host read of a value of
         the step (``float(loss)``, ``loss.item()``, ``print``), a data-dependent output
-        shape, random draws, a tensor that gets a gradient but is not a parameter, a
-        value kept outside the step.
+        shape, a generator reseeded in the step, a tensor that gets a gradient but is
+        not a parameter, a value kept outside the step. Random draws are no such thing:
+        each replay takes them again, from the same generators in the same order.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 """The program a recording makes: its variables (:class:`_Ref`), its instructions (a
-call, a guard, a guard's early host read, an optimizer's step) and the operators a call
-may name."""
+call, a guard, a guard's early host read, an optimizer's step, a random draw) and the
+operators a call may name."""
 
 from __future__ import annotations
 
@@ -89,7 +89,19 @@ class _Host:
         self.opt, self.ins, self.outs = opt, ins, outs
 
 
-_Instr = _Call | _Guard | _Early | _Host
+class _Draw:
+    """``slot = draw()``: a random draw (``creation.host_draw`` with its arguments bound:
+    the generator, the NumPy sampling and its host-side post-processing, the upload),
+    taken again at every replay, in the recorded order, so the generator's stream moves
+    on as in eager steps. It reads no variable of the program."""
+
+    __slots__ = ("draw", "slot", "who")
+
+    def __init__(self, draw: Callable[[], Any], slot: int, who: str) -> None:
+        self.draw, self.slot, self.who = draw, slot, who
+
+
+_Instr = _Call | _Guard | _Early | _Host | _Draw
 
 
 def _template_items(t: Any) -> Iterator[Any]:

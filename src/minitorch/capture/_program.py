@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from ._ir import (
     _INPLACE_SYMS,
     _Call,
+    _Draw,
     _Early,
     _Guard,
     _GuardFailed,
@@ -144,6 +145,9 @@ class _Program:
         self.calls = sum(type(i) is _Call for i in kept)
         self.guards = sum(type(i) is _Guard for i in kept)
         self.dropped = sum(type(i) is _Call for i in instrs) - self.calls
+        #: the generators the replay draws from (made before the step), which a
+        #: fallback to the eager step puts back where the replay found them
+        self.generators: list[Any] = list(rec.generators)
         end = len(kept)
         last = _last_uses(kept, result, writes)
         # the slots the parameters hold at the end, without a write
@@ -207,6 +211,7 @@ class _Program:
         state = list(param_in)  # the slots the parameters' .data and ._grad hold now
         started: set[int] = set()  # the guards' slots whose host read has started
         segment: list[_Call] = []
+        at: list[int] = []  # their indices in kept (a draw met in between is not among them)
         seg_start = 0
 
         def dels(slots: Iterable[int]) -> None:
@@ -219,8 +224,7 @@ class _Program:
             if not segment:
                 return
             if graphs is None:
-                for j, c in enumerate(segment):
-                    k = seg_start + j
+                for k, c in zip(at, segment, strict=True):
                     lines.append(src.call(c, reuse.get(k)))
                     outs = _outs(c.outs)
                     dels([s for s in _instr_reads(c) if last.get(s) == k])
@@ -249,12 +253,21 @@ class _Program:
                 lines.append(f"{target} = {runner}({', '.join(f'v{s}' for s in live_in)})")
                 dels([s for s in live_in if seg_start <= last.get(s, -1) < upto])
             segment.clear()
+            at.clear()
 
         for i, ins in enumerate(kept):
             if type(ins) is _Call and not ins.effect:
                 if not segment:
                     seg_start = i
                 segment.append(ins)
+                at.append(i)
+                continue
+            if type(ins) is _Draw:
+                # drawn again (it reads nothing of the program: before the pending
+                # stretch, so that on CUDA it is an input of the graph, copied into its
+                # buffers at each launch as the step's arguments are)
+                lines.append(f"v{ins.slot} = {src.name(ins.draw, 'D')}()  # {ins.who}: drawn")
+                dels([ins.slot] if ins.slot not in last else [])
                 continue
             flush(i)
             if type(ins) is _Call:
@@ -415,6 +428,8 @@ def _hoist_guards(
     for i, ins in enumerate(kept):
         if type(ins) is _Call:
             made.update((s, i) for s in _outs(ins.outs))
+        elif type(ins) is _Draw:
+            made[ins.slot] = i
         elif type(ins) is _Host:
             made.update((s, i) for _, d, g in ins.outs for s in (d, g) if s is not None)
     written = [values[s] for ds, gs in param_in for s in (ds, gs) if s is not None]
@@ -469,7 +484,8 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
     a guard's value to the host before it launches the calls in between (the forward
     pass) and waits for that copy alone where the guard stands, so the GPU is busy with
     those calls while the host waits and launches the rest. A guard whose calls are all
-    the calls before it is left as it was: nothing would run in between."""
+    the calls before it is left as it was: nothing would run in between; so is one that
+    reads a random draw (the draws keep their order)."""
     first = next(
         (
             i
@@ -479,7 +495,7 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
         ),
         len(kept),
     )
-    made: dict[int, int] = {}  # slot -> the call before ``first`` that makes it
+    made: dict[int, int] = {}  # slot -> the call (or draw) before ``first`` that makes it
     moved: set[int] = set()
     early: list[_Instr] = []
     slots: set[int] = set()  # the guards' slots read early
@@ -487,6 +503,9 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
         ins = kept[i]
         if type(ins) is _Call:
             made.update((s, i) for s in _outs(ins.outs))
+            continue
+        if type(ins) is _Draw:
+            made[ins.slot] = i
             continue
         if type(ins) is not _Guard or ins.slot in slots:  # a value read twice: once
             continue
@@ -497,6 +516,8 @@ def _early_guards(kept: list[_Instr]) -> list[_Instr]:
             if j is not None and j not in need:
                 need.add(j)
                 todo.extend(_instr_reads(kept[j]))
+        if any(type(kept[j]) is _Draw for j in need):
+            continue
         taken = need | moved
         if any(type(kept[j]) is _Call and j not in taken for j in range(i)):
             moved |= need
@@ -583,6 +604,7 @@ def _overwritable(
     layouts are part of the recording's key), a view of the same arrays as while
     recording, or a fresh one."""
     made = {s for ins in kept if type(ins) is _Call for s in _outs(ins.outs)}
+    made |= {ins.slot for ins in kept if type(ins) is _Draw}  # a fresh array at each draw
     consts = [
         v
         for ins in kept
@@ -679,6 +701,8 @@ def _instr_reads(ins: _Instr) -> list[int]:
         return [*_refs(ins.args), *_refs(ins.kwargs)]
     if type(ins) is _Guard or type(ins) is _Early:
         return [ins.slot]
+    if type(ins) is _Draw:
+        return []
     assert type(ins) is _Host
     return [s for _, d, g in ins.ins for s in (*_refs(d), *_refs(g))]
 

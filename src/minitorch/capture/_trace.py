@@ -470,6 +470,8 @@ class _Recorder:
         #: them, so they must never run on traced arrays (a step bound before would)
         self.optimizers: list[Any] = []
         self.step_codes: frozenset[Any] = frozenset()
+        #: the generators made before the step that it drew from (each once, in order)
+        self.generators: list[Any] = []
 
     def slot_for(self, value: Any) -> int:
         """A new variable of the program, holding ``value`` while recording."""

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import creation
 from ..backend import as_array, get_backend
 from ..backend._fallback import at_targets, is_target
 from ..creation import Generator, host_rng
@@ -595,7 +596,7 @@ def _dropout(
     """
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")
-    rng = host_rng(generator, "dropout")
+    host_rng(generator, "dropout")  # a generator= that is none: an error in eval mode too
     if not training:
         return x  # as PyTorch: the input itself (of any dtype)
     if not x._backend.xp.isdtype(x.dtype, "real floating"):
@@ -608,11 +609,15 @@ def _dropout(
         return x * 1.0
     if p == 1.0:
         return x * 0.0
-    keep = rng.random(tuple(x.shape)) >= p
-    scale = np.where(keep, 1.0 / (1.0 - p), 0.0)
+    shape, scale = tuple(x.shape), 1.0 / (1.0 - p)
+
+    def sample(rng: np.random.Generator) -> np.ndarray:
+        return np.where(rng.random(shape) >= p, scale, 0.0)
+
     be = x._backend
-    mask = Tensor._make(be.from_numpy(scale, x.data.dtype, x.device), be, None)
-    return x * mask
+    # (through the module: minitorch.capture stands in for host_draw while recording)
+    mask = creation.host_draw(generator, "dropout", sample, be, x.data.dtype, x.device)
+    return x * Tensor._make(mask, be, None)
 
 
 dropout = defop(
