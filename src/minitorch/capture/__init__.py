@@ -27,12 +27,15 @@ are in ``_cuda_graphs.py``, all of minitorch's code that runs only on a GPU).
 What the replay cannot see is refused while recording, with a :class:`CaptureError`
 that says what to do: reading a value on the host inside the step (``float(loss)``,
 ``loss.item()``, ``print(loss)``, ``.numpy()``, ``float()`` inside an op), an op whose
-output shape depends on the data (``nonzero``, a boolean mask), random numbers drawn
-from the default generator, writing into an array in place, a tensor that gets a
+output shape depends on the data (``nonzero``, a boolean mask), a generator reseeded
+inside the step, writing into an array in place, a tensor that gets a
 gradient or requires grad but is not a parameter, an optimizer's ``step()`` the capture
 was not given, and a value of the step kept outside it. A truth value
 or integer read by an op (``bool(xp.any(...))`` in a range check) becomes a *guard*:
 the replay checks that it is unchanged, and if not, the step runs eagerly instead.
+A random draw (``dropout``, ``randn``) goes through ``creation.host_draw``, which the
+recording stands in for: each draw is a call of the replay, taken again from the same
+generator, in the same order, so the generators' streams move as in eager steps.
 
 See ``docs/capture.md``.
 
