@@ -534,6 +534,69 @@ def test_another_librarys_dtype_is_taken_by_its_name(backend: Any) -> None:
                 minitorch.zeros(2, dtype=bad)
 
 
+def test_a_scalar_type_is_named_as_its_dtype(backend: Any) -> None:
+    """Backend.dtype_name(np.complex64) was "complex64'>", the tail of "<class
+    'numpy.complex64'>" (so was every NumPy scalar type beyond minitorch's five on torch
+    and strict); Python's float was "<class 'float'>" on torch and strict."""
+    names = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+    names += ["float16", "float32", "float64", "complex64", "complex128"]
+    for name in names:
+        assert backend.dtype_name(getattr(np, name)) == name
+        assert backend.dtype_name(np.dtype(name)) == name
+    assert backend.dtype_name(np.bool_) == "bool"
+    for python, name in (
+        (float, "float64"),
+        (int, "int64"),
+        (bool, "bool"),
+        (complex, "complex128"),
+    ):
+        assert backend.dtype_name(python) == name
+        assert backend.dtype_name(backend.resolve_dtype(python)) == name
+    with minitorch.use_backend(backend.name, device=backend.device):
+        # the complex dtype of a complex fill value is the library's scalar type on NumPy
+        # (np.complex64), as torch.full gives it
+        z = minitorch.full((2,), 1 + 2j)
+        ref = torch.full((2,), 1 + 2j)
+        assert backend.dtype_name(z.dtype) == str(ref.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(_np(z), _np(ref))
+        ones = minitorch.ones(2, dtype=complex)
+        assert backend.dtype_name(ones.dtype) == "complex128"
+        np.testing.assert_array_equal(_np(ones), _np(torch.ones(2, dtype=complex)))
+        # the bytes a tensor would take are its dtype's: 2**80 elements of 8 bytes
+        with pytest.raises(
+            ValueError,
+            match=rf"^full: a tensor of shape \(1099511627776, 1099511627776\) and dtype "
+            rf"complex64 would take {2**83} bytes",
+        ):
+            minitorch.full((2**40, 2**40), 1j)
+        if backend.name == "torch":  # a dtype NumPy lacks
+            with pytest.raises(ValueError, match=rf"dtype bfloat16 would take {2**81} bytes"):
+                minitorch.zeros((2**40, 2**40), dtype=torch.bfloat16)
+
+
+def test_a_jax_scalar_type_is_named_as_its_dtype(backend: Any) -> None:
+    """JAX's dtypes are classes (jnp.complex128 is no dtype object): dtype_name gave
+    "complex128'>" on every backend, so on JAX full((2,), 1+2j, dtype=jnp.complex128)
+    said the dtype "complex128'>" is not complex, and a size no array can have named
+    that dtype in its error."""
+    jnp = pytest.importorskip("jax.numpy")
+    names = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+    names += ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
+    for name in names:
+        assert backend.dtype_name(getattr(jnp, name)) == name
+    assert backend.dtype_name(jnp.bool_) == "bool"
+    with minitorch.use_backend(backend.name, device=backend.device):
+        z = minitorch.full((2,), 1 + 2j, dtype=jnp.complex128)
+        assert backend.dtype_name(z.dtype) == "complex128"
+        np.testing.assert_array_equal(_np(z), _np(torch.full((2,), 1 + 2j, dtype=torch.complex128)))
+        with pytest.raises(
+            ValueError,
+            match=rf"^zeros: a tensor of shape \(1099511627776, 1099511627776\) and dtype "
+            rf"complex128 would take {2**84} bytes",
+        ):
+            minitorch.zeros((2**40, 2**40), dtype=jnp.complex128)
+
+
 def test_a_number_parameter_given_a_tensor(backend: Any) -> None:
     """leaky_relu(x, negative_slope=<1-d tensor>) broadcast the slopes over x (PyTorch
     refuses), a slope that requires grad failed deep inside NumPy, hardtanh and clip

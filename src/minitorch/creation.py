@@ -105,12 +105,11 @@ def _check_room(who: str, shape: tuple[int, ...], be: Backend, dt: Any) -> None:
     before the library is asked: NumPy and torch raised their own errors ("array is too
     big", "Storage size calculation overflowed") and JAX ended the process."""
     numel = math.prod(shape)
+    name = be.dtype_name(dt)
     try:
-        numpy_dtype = np.dtype(dt)  # NumPy's and JAX's (not torch's or strict's)
-        name, itemsize = numpy_dtype.name, numpy_dtype.itemsize
-    except TypeError:
-        name = be.dtype_name(dt)
-        itemsize = getattr(dt, "itemsize", None) or np.dtype(name).itemsize
+        itemsize = np.dtype(name).itemsize
+    except TypeError:  # a dtype NumPy lacks (torch's bfloat16), which knows its size
+        itemsize = dt.itemsize
     if numel * itemsize > INT64_MAX:
         raise ValueError(
             f"{who}: a tensor of shape {shape} and dtype {name} would take "
@@ -147,9 +146,7 @@ def _fill(who: str, value: Any, be: Backend, dt: Any) -> bool | int | float | co
             f"{who}: fill_value must be a number (bool, int, float or complex), got "
             f"{describe(value)}; for a tensor of given values use minitorch.tensor(...)"
         )
-    # NumPy's dtypes beyond minitorch's five come as scalar types (np.complex64)
-    numpy_type = isinstance(dt, type) and issubclass(dt, np.generic)
-    name = np.dtype(dt).name if numpy_type else be.dtype_name(dt)
+    name = be.dtype_name(dt)
     kind: str
     try:
         kind = np.dtype(name).kind

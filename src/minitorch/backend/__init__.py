@@ -179,7 +179,19 @@ class Backend:
 
     def dtype_name(self, dtype: Any) -> str:
         """``"float32"``, ``"uint8"``: a dtype's name, the same on every backend (torch's
-        ``torch.uint8`` is ``"uint8"``)."""
+        ``torch.uint8`` is ``"uint8"``), also for a scalar type that stands for a dtype
+        (NumPy's ``np.complex64``, JAX's ``jnp.complex128``: ``"complex128"``) and for
+        Python's ``float``, ``int``, ``bool`` and ``complex`` as :meth:`resolve_dtype`
+        reads them (``"float64"``, ``"int64"``, ``"bool"``, ``"complex128"``)."""
+        if isinstance(dtype, np.dtype):  # (strict's dtypes warn when compared to one)
+            return dtype.name
+        if isinstance(dtype, type):
+            if dtype in _PYTHON_DTYPES or dtype is complex:
+                return _PYTHON_DTYPES.get(dtype, "complex128")
+            # a class, whose str is "<class 'jax.numpy.complex128'>": NumPy names it
+            scalar = dtype if issubclass(dtype, np.generic) else getattr(dtype, "dtype", None)
+            if scalar is not None:
+                return np.dtype(scalar).name
         for k, v in self.dtypes.items():
             if v == dtype:
                 return k
