@@ -74,6 +74,43 @@ def test_bad_parameters_are_type_errors(backend: Any) -> None:
         minitorch.exp()
 
 
+def test_astype_given_no_dtype_is_a_type_error_naming_astype(backend: Any) -> None:
+    """x.astype(np.array([1])) was the library's error in an OpError (NumPy's "Cannot
+    construct a dtype from an array"), astype(x, None) was float64 on NumPy and JAX, x's
+    own dtype on torch and an AttributeError in an OpError on array-api-strict,
+    x.astype(a_tensor) on NumPy the tensor's dtype, astype([1.0], 3) torch's "to()
+    received an invalid combination of arguments", and x.astype() a KeyError."""
+    x = minitorch.tensor([1.0, 2.0])
+    accepted = rf"dtype must be a dtype or its name \(e\.g\. 'float32', float, {backend.name} "
+    for bad, shown in (
+        (3, r"3 \(int\)"),
+        (2.5, r"2\.5 \(float\)"),
+        (None, r"None \(NoneType\)"),
+        ({}, r"\{\} \(dict\)"),
+        (np.array([1, 2]), r"array\(\[1, 2\]\) \(ndarray\)"),
+        (minitorch.tensor([1]), r"tensor\(\[1\], dtype=int64, .*\) \(Tensor\)"),
+    ):
+        for given in (x, [1.0, 2.0]):
+            with pytest.raises(TypeError, match=rf"^astype: {accepted}.*, got {shown}$") as info:
+                minitorch.astype(given, bad)
+            assert not isinstance(info.value, minitorch.OpError)
+        with pytest.raises(TypeError, match=rf"^astype: {accepted}.*, got {shown}$"):
+            x.astype(bad)
+    with pytest.raises(ValueError, match=r"^astype: unknown dtype 'nope' for backend"):
+        x.astype("nope")
+    with pytest.raises(TypeError, match=r"^astype\(\) missing parameter\(s\): dtype$"):
+        x.astype()
+    # a creation function refuses them with the same words
+    with pytest.raises(TypeError, match=rf"^{accepted}.*, got array\(\[1, 2\]\) \(ndarray\)$"):
+        minitorch.zeros(2, dtype=np.array([1, 2]))
+    # what is a dtype still casts, from a list too, as NumPy casts
+    for dtype, want in (("int32", np.int32), (np.float32, np.float32), (float, np.float64)):
+        for got in (x.astype(dtype), minitorch.astype([1.0, 2.0], dtype)):
+            np.testing.assert_array_equal(
+                got.to("numpy").data, np.asarray([1.0, 2.0]).astype(want), strict=True
+            )
+
+
 def test_item_and_len_errors(backend: Any) -> None:
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         minitorch.tensor([1.0, 2.0]).item()

@@ -162,20 +162,29 @@ class Backend:
         owner = type(dtype).__module__.split(".")[0]
         if dtype is complex:
             return self.named_dtype("complex128")
-        if owner == "builtins":
-            raise TypeError(
-                f"dtype must be a dtype or its name (e.g. 'float32', float, "
-                f"{self.name} dtype objects), got {dtype!r} ({type(dtype).__name__})"
-            )
-        if owner != self.library.__name__.split(".")[0]:
+        name = _spelled(dtype)  # torch.float32, jnp.float32: "float32"
+        own = owner == self.library.__name__.split(".")[0]
+        if (
+            owner == "builtins"
+            or not name.isidentifier()
+            or (own and getattr(self.xp, name, None) != dtype)
+        ):
+            # a number, an array, a tensor: no dtype (an array was the library's error
+            # later, and a tensor on NumPy was read as the dtype of its elements)
+            raise self.not_a_dtype(dtype)
+        if not own:
             # another library's dtype (torch.float32 on NumPy, jnp.float32 on torch):
             # the same dtype by its name, as a NumPy dtype is taken on every backend
-            try:
-                name = np.dtype(dtype).name  # JAX's scalar types
-            except TypeError:
-                name = str(dtype).rsplit(".", 1)[-1]  # torch.float32, strict's
             return self.named_dtype(name)
         return dtype
+
+    def not_a_dtype(self, value: Any) -> TypeError:
+        """The error for ``value`` given where a dtype belongs: what is accepted, and
+        what came (for the caller to raise)."""
+        return TypeError(
+            f"dtype must be a dtype or its name (e.g. 'float32', float, {self.name} dtype "
+            f"objects), got {_short_repr(value)} ({type(value).__name__})"
+        )
 
     def dtype_name(self, dtype: Any) -> str:
         """``"float32"``, ``"uint8"``: a dtype's name, the same on every backend (torch's
@@ -188,14 +197,11 @@ class Backend:
         if isinstance(dtype, type):
             if dtype in _PYTHON_DTYPES or dtype is complex:
                 return _PYTHON_DTYPES.get(dtype, "complex128")
-            # a class, whose str is "<class 'jax.numpy.complex128'>": NumPy names it
-            scalar = dtype if issubclass(dtype, np.generic) else getattr(dtype, "dtype", None)
-            if scalar is not None:
-                return np.dtype(scalar).name
+            return _spelled(dtype)
         for k, v in self.dtypes.items():
             if v == dtype:
                 return k
-        return str(dtype).rsplit(".", 1)[-1]
+        return _spelled(dtype)
 
     def named_dtype(self, name: str) -> Any:
         """This library's dtype called ``name`` (as :meth:`dtype_name` gives it): one of
@@ -228,6 +234,25 @@ class Backend:
 
 #: Python's number types as dtypes (NumPy's reading of them: ``np.dtype(float)``)
 _PYTHON_DTYPES: dict[type, str] = {float: "float64", int: "int64", bool: "bool"}
+
+
+def _spelled(dtype: Any) -> str:
+    """The name a dtype spells for itself: a scalar type's NumPy name (``np.complex64``,
+    ``jnp.complex128``, classes whose str is ``"<class 'jax.numpy.complex128'>"``), else
+    the tail of its str (``torch.uint8``, ``array_api_strict.uint8``: ``"uint8"``)."""
+    if isinstance(dtype, type):
+        scalar = dtype if issubclass(dtype, np.generic) else getattr(dtype, "dtype", None)
+        with contextlib.suppress(TypeError):
+            if scalar is not None:
+                return np.dtype(scalar).name
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def _short_repr(value: Any) -> str:
+    """``repr(value)``, cut to one short line (an array's repr can run to pages)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
 
 #: device kinds that are host memory (no TF32, no index in the name arrays report)
 _HOST_DEVICES = ("cpu", "meta", "CPU_DEVICE", "device1", "device2")

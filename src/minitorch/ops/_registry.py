@@ -322,7 +322,7 @@ def call(
             theirs, ours = SIGNATURE_SPELLINGS[op.name]
             message += f"; PyTorch's {theirs} is written {ours}"
         raise TypeError(message)
-    if rest or kwargs or op.defaults:
+    if rest or kwargs or pnames:
         params = dict(op.defaults)
         params.update(zip(pnames, rest, strict=False))
         for k, v in kwargs.items():

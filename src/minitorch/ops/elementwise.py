@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import get_backend
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop
@@ -692,34 +693,39 @@ masked_fill = defop(
 
 
 # ------------------------------------------------------------------ casts and copies
-def _astype(xp: Any, x: Any, dtype: Any = None) -> tuple[Any, tuple[Any, ...]]:
+def _astype(xp: Any, x: Any, dtype: Any) -> tuple[Any, tuple[Any, ...]]:
     """Cast to ``dtype``; the gradient is cast back to the input's dtype."""
     return xp.astype(x, dtype), (x.dtype,)
 
 
 def _astype_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], dtype: Any = None
+    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...], dtype: Any
 ) -> tuple[Any]:
     (src,) = saved
     return (xp.astype(g, src),)
 
 
 def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """A dtype by name (``"float64"``) or NumPy type is the tensor's library's own dtype
-    (PyTorch's and array-api-strict's ``astype`` take no strings)."""
+    """A dtype by name (``"float64"``) or NumPy type is the library's own dtype
+    (PyTorch's and array-api-strict's ``astype`` take no strings): the library of the
+    tensor, or of the backend a non-tensor input becomes a tensor of. What is no dtype
+    (``3``, ``None``, an array) is a TypeError naming astype, as a creation function's."""
     x = tensors[0]
-    dtype = params.get("dtype")
-    if dtype is None or not isinstance(x, Tensor):
-        return params
-    be = x._backend
-    if isinstance(dtype, str | np.dtype) or (
-        isinstance(dtype, type) and issubclass(dtype, np.generic)
-    ):
-        # every dtype of the standard (uint8, int16, complex64, ...), not only the
-        # backend's float/int defaults
-        name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-        return {**params, "dtype": be.named_dtype(name)}
-    return {**params, "dtype": be.resolve_dtype(dtype)}
+    dtype = params["dtype"]
+    be = x._backend if isinstance(x, Tensor) else get_backend()
+    try:
+        if dtype is None:  # the default dtype to a creation function; astype needs one
+            raise be.not_a_dtype(dtype)
+        if isinstance(dtype, str | np.dtype) or (
+            isinstance(dtype, type) and issubclass(dtype, np.generic)
+        ):
+            # every dtype of the standard (uint8, int16, complex64, ...), not only the
+            # backend's float/int defaults
+            name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+            return {**params, "dtype": be.named_dtype(name)}
+        return {**params, "dtype": be.resolve_dtype(dtype)}
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"astype: {exc}") from None
 
 
 astype = defop(
