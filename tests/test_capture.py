@@ -2419,6 +2419,53 @@ def test_a_parameter_the_step_returns_is_the_parameter_itself() -> None:
     np.testing.assert_array_equal(_host(got[0][1]["w"]), _host(eager_ps[0]))
 
 
+def test_a_tensor_argument_the_step_returns_is_that_argument_itself() -> None:
+    """``return loss, x``: eagerly the result holds the caller's x; the recording, a
+    replay and a fallback handed back a new tensor sharing x's array instead (so
+    ``out is x`` was False, and x.name, or an attribute set on x, was not on it)."""
+    eager_ps, eager_opt, _ = _model("float64")
+    ps, optimizer, _ = _model("float64")
+
+    def make(ps: list[minitorch.Tensor], opt: Any) -> Callable[..., Any]:
+        train = _train(ps, opt)
+
+        def step(x: minitorch.Tensor, batch: dict[str, Any]) -> Any:
+            y = batch["y"][0]
+            return train(x, y), (x, {"y": y}), batch["y"][1] * 2
+
+        return step
+
+    step = minitorch.capture(make(ps, optimizer), optimizer=optimizer)
+    eager = make(eager_ps, eager_opt)
+    for i, (x, y) in enumerate(_batches(4, 8, "float64")):
+        if i == 3:  # an ignored target: the guard of cross_entropy runs the step eagerly
+            y = minitorch.tensor(np.where(np.arange(8) == 0, -100, _host(y)))
+        x.name = f"x{i}"
+        two = minitorch.tensor([1.0, 2.0], dtype="float64")
+        got = step(x, {"y": [y, two]})
+        want = eager(x, {"y": [y, two]})
+        assert want[1][0] is x and want[1][1]["y"] is y
+        assert got[1][0] is x and got[1][1]["y"] is y, f"call {i}"
+        assert got[1][0].name == f"x{i}"
+        assert got[2] is not two
+        _assert_same_results((got[0], got[2]), (want[0], want[2]), f"call {i}")
+        np.testing.assert_array_equal(_host(got[2]), [2.0, 4.0])
+        _assert_same_params(ps, eager_ps)
+    assert step.stats == {"records": 1, "replays": 2, "fallbacks": 1}
+
+    # the same tensor given twice, and returned alone
+    @minitorch.capture
+    def first(a: minitorch.Tensor, b: minitorch.Tensor) -> Any:
+        return b, a + b
+
+    for k in range(3):
+        x = minitorch.tensor([1.0, float(k)], dtype="float64")
+        out = first(x, x)
+        assert out[0] is x
+        np.testing.assert_array_equal(_host(out[1]), [2.0, 2.0 * k])
+    assert first.stats == {"records": 1, "replays": 2, "fallbacks": 0}
+
+
 def test_a_result_dict_may_have_any_hashable_keys() -> None:
     """The replay's source names a key it cannot write as a literal (here an Enum,
     whose repr is no Python expression) instead of pasting its repr."""

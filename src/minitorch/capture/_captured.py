@@ -23,7 +23,7 @@ from ..errors import CaptureError, OpError
 from ..ops import _registry
 from ..tensor import Tensor
 from ._ir import _Draw, _GuardFailed, _Host, _Ref
-from ._program import _Program, _replay_line, _segment_call, _TensorOut
+from ._program import _ArgOut, _Program, _replay_line, _segment_call, _TensorOut
 from ._trace import _defer_to_traced, _is_array, _Recorder, _swap_namespace, _Traced
 
 
@@ -117,15 +117,19 @@ class Captured:
         return out
 
     def _key(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], params: list[Tensor], arrays: list[Any]
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        params: list[Tensor],
+        tensors: list[Tensor],
     ) -> Any:
-        """The call's signature (the recording's key); the arrays of its Tensor arguments
-        are appended to ``arrays``, in the order of :func:`_tensors_in`."""
+        """The call's signature (the recording's key); its Tensor arguments are appended
+        to ``tensors``, in the order of :func:`_tensors_in`."""
         parts: list[Any] = [_grad_mode._state.enabled]
         for a in args:
-            parts.append(_arg_key(a, arrays))
+            parts.append(_arg_key(a, tensors))
         for k, v in kwargs.items():
-            parts.append((k, _arg_key(v, arrays)))
+            parts.append((k, _arg_key(v, tensors)))
         for opt in self.optimizers:  # a step() set on the instance or class between calls
             parts.append((opt.__dict__.get("step"), getattr(type(opt), "step", None)))
         for p in params:
@@ -141,8 +145,8 @@ class Captured:
                 f"steps do not nest; capture the outer step only"
             )
         params = self._all_params()
-        arrays: list[Any] = []
-        key = self._key(args, kwargs, params, arrays)
+        tensors: list[Tensor] = []
+        key = self._key(args, kwargs, params, tensors)
         prog = self._programs.get(key)
         if prog is None:
             return self._record(key, args, kwargs, params)
@@ -160,7 +164,7 @@ class Captured:
         try:
             try:
                 with on_device:
-                    out = prog.run(*arrays)
+                    out = prog.run(tensors, *[t.data for t in tensors])
             except BaseException:
                 prog.unlend(params)
                 raise
@@ -223,7 +227,8 @@ class Captured:
         prog.fallbacks += 1
         self.stats["fallbacks"] += 1
         self._warn_fallbacks(prog)
-        return _detached(self.fn(*args, **kwargs), self._all_params())
+        kept = [*self._all_params(), *(a for _, a in _tensors_in(args, kwargs))]
+        return _detached(self.fn(*args, **kwargs), kept)
 
     def _warn_fallbacks(self, prog: _Program) -> None:
         if not self._warned and prog.fallbacks >= 10 and prog.fallbacks > prog.runs:
@@ -387,7 +392,14 @@ class Captured:
                         f"change the caller's {type(container).__name__}; return what the "
                         f"step computes instead"
                     )
-            result, user = _result_template(rec, out, self, params)
+            # handed back themselves, as eagerly: a parameter (a constant of the
+            # template: later steps move it) and a Tensor argument (the call's own)
+            kept: dict[int, tuple[Any, Any]] = {id(p): (p, p) for p in params}
+            for i, ((_, a), (s, _)) in enumerate(
+                zip(_tensors_in(args, kwargs), shadows, strict=True)
+            ):
+                kept[id(s)] = (_ArgOut(i), a)
+            result, user = _result_template(rec, out, self, kept)
             final = [(_state_template(rec, p.data), _state_template(rec, p._grad)) for p in params]
             # in-place Tensor ops of the step (w.sub_(...) under no_grad) bumped versions
             # that the replay writes no Tensor op to bump; the optimizers' steps bump their own
@@ -617,18 +629,18 @@ def _layout(a: Any) -> Any:
     return a.strides if type(a) is np.ndarray else None
 
 
-def _arg_key(a: Any, arrays: list[Any]) -> Any:
+def _arg_key(a: Any, tensors: list[Tensor]) -> Any:
     """A step's argument as part of the recording's key: a Tensor by its backend, shape,
-    dtype and requires_grad (its array appended to ``arrays``); tuples, lists and dicts
-    by their items; anything else by its value (:func:`_value_key`)."""
+    dtype and requires_grad (appended to ``tensors``); tuples, lists and dicts by their
+    items; anything else by its value (:func:`_value_key`)."""
     if isinstance(a, Tensor):
         d = a.data
-        arrays.append(d)
+        tensors.append(a)
         return (Tensor, a._backend, d.shape, d.dtype, _layout(d), a._requires_grad)
     if type(a) is dict:
-        return (dict, tuple((_value_key(k), _arg_key(v, arrays)) for k, v in a.items()))
+        return (dict, tuple((_value_key(k), _arg_key(v, tensors)) for k, v in a.items()))
     if isinstance(a, tuple | list):
-        return (type(a), tuple(_arg_key(v, arrays) for v in a))
+        return (type(a), tuple(_arg_key(v, tensors) for v in a))
     try:
         key = _value_key(a)
         hash(key)
@@ -687,21 +699,24 @@ def _value_key(a: Any) -> Any:
     return (ta, a)
 
 
-def _result_template(rec: _Recorder, out: Any, who: Any, params: list[Tensor]) -> tuple[Any, Any]:
+def _result_template(
+    rec: _Recorder, out: Any, who: Any, kept: dict[int, tuple[Any, Any]]
+) -> tuple[Any, Any]:
     """The step's result as a template (tensors -> their arrays' refs) and as the
-    graph-free tensors handed back now. A parameter is handed back itself, as eagerly
-    (a constant of the template): later steps move it."""
-    if any(out is p for p in params):
-        return out, out
+    graph-free tensors handed back now. A tensor of ``kept`` (``id -> (template, what
+    is handed back now)``) is handed back itself, as eagerly: a parameter (a constant of
+    the template; later steps move it), a Tensor argument (the call's own, ``_ArgOut``)."""
+    if id(out) in kept:
+        return kept[id(out)]
     if isinstance(out, Tensor):
         data = out.data
         tmpl = _TensorOut(_state_template(rec, data), out._backend)
         return tmpl, Tensor._make(_real(data), out._backend, None)
     if type(out) in (tuple, list):
-        pairs = [_result_template(rec, o, who, params) for o in out]
+        pairs = [_result_template(rec, o, who, kept) for o in out]
         return type(out)(p[0] for p in pairs), type(out)(p[1] for p in pairs)
     if type(out) is dict:
-        pairs_d = {k: _result_template(rec, v, who, params) for k, v in out.items()}
+        pairs_d = {k: _result_template(rec, v, who, kept) for k, v in out.items()}
         return {k: p[0] for k, p in pairs_d.items()}, {k: p[1] for k, p in pairs_d.items()}
     if out is None:
         return None, None
@@ -715,17 +730,17 @@ def _result_template(rec: _Recorder, out: Any, who: Any, params: list[Tensor]) -
     )
 
 
-def _detached(out: Any, params: list[Tensor]) -> Any:
-    """An eagerly computed result as the replay gives it: tensors without graph (a
-    parameter as it is)."""
-    if any(out is p for p in params):
+def _detached(out: Any, kept: list[Tensor]) -> Any:
+    """An eagerly computed result as the replay gives it: tensors without graph (one of
+    ``kept``, a parameter or a Tensor argument, as it is)."""
+    if any(out is t for t in kept):
         return out
     if isinstance(out, Tensor):
         return Tensor._make(out.data, out._backend, None)
     if type(out) in (tuple, list):
-        return type(out)(_detached(o, params) for o in out)
+        return type(out)(_detached(o, kept) for o in out)
     if type(out) is dict:
-        return {k: _detached(v, params) for k, v in out.items()}
+        return {k: _detached(v, kept) for k, v in out.items()}
     return out
 
 

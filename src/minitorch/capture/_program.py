@@ -336,7 +336,8 @@ class _Program:
             if bumps[i] > 0:
                 lines.append(f"{p}._version += {bumps[i]}")
         lines.append(f"return {_render_result(src, result, copy)}")
-        header = f"def replay({', '.join(f'v{s}' for s in arg_slots)}):"
+        # ARGS: the call's Tensor arguments, for those the step returns as they are
+        header = f"def replay({', '.join(['ARGS', *(f'v{s}' for s in arg_slots)])}):"
         self.source = "\n".join([header] + [f"    {ln}" for ln in lines])
         scope = dict(src.names)
         scope["GuardFailed"] = _GuardFailed
@@ -731,9 +732,22 @@ class _TensorOut:
         self.array, self.backend = array, backend
 
 
+class _ArgOut:
+    """A Tensor argument the step returned as it is: the call's own argument (``index``
+    among its Tensor arguments, in the order of ``_tensors_in``) is handed back itself,
+    as eagerly."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
 def _render_result(src: _Source, r: Any, copy: dict[int, Callable[[Any], Any]]) -> str:
     tr = type(r)
     src.names["TM"] = Tensor._make
+    if tr is _ArgOut:
+        return f"ARGS[{r.index}]"
     if tr is _TensorOut:
         arr = r.array
         if type(arr) is _Ref:
