@@ -317,6 +317,40 @@ def test_vector_norm_gradient_at_zero_entries_against_torch(ord: float, backend:
         assert_close(got[a != 0.0], want[a != 0.0], atol=1e-10, rtol=1e-10)
 
 
+@pytest.mark.parametrize("axis", [None, -1])
+def test_two_norm_second_derivative_at_a_zero_norm_is_nan_as_torch(
+    axis: int | None, backend: Any
+) -> None:
+    """The gradient of the 2-norm at a zero norm is 0 (PyTorch's subgradient); its
+    derivative there is nan in PyTorch (grad_x / |x|, 0 / 0) and was 1 here (the
+    derivative of g x / 1, the safe denominator's). Rows with a nonzero norm keep
+    PyTorch's finite Hessian."""
+    a = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]]) if axis == -1 else np.zeros((2, 3))
+    w = np.array([0.5, -1.5]) if axis == -1 else np.array(2.0)
+    u = np.arange(6.0).reshape(2, 3) / 6.0 - 0.25
+    x = tensor_f64(a, backend, requires_grad=True)
+    y = minitorch.linalg.vector_norm(x, axis=axis)
+    (g,) = minitorch.autograd.grad((y * tensor_f64(w, backend)).sum(), [x], create_graph=True)
+    with np.errstate(invalid="ignore"):  # 0 / 0 in the second derivative, as in torch
+        (h,) = minitorch.autograd.grad((g * tensor_f64(u, backend)).sum(), [x])
+    tx = torch.tensor(a, requires_grad=True)
+    ty = torch.linalg.vector_norm(tx, dim=axis)
+    (tg,) = torch.autograd.grad((ty * torch.tensor(w)).sum(), [tx], create_graph=True)
+    (th,) = torch.autograd.grad((tg * torch.tensor(u)).sum(), [tx])
+    zero_rows = [0] if axis == -1 else [0, 1]
+    assert np.isnan(th.numpy()[zero_rows]).all()  # the reference's, checked
+    np.testing.assert_array_equal(_np(backend, g.detach()), tg.detach().numpy())
+    got = _np(backend, h)
+    assert np.isnan(got[zero_rows]).all(), got
+    np.testing.assert_allclose(got, th.numpy(), rtol=1e-12, atol=1e-15, equal_nan=True)
+    # a finite second derivative away from the zero norm: by hand, for |x| = 2.291...
+    if axis == -1:
+        r = a[1]
+        n = np.linalg.norm(r)
+        hand = w[1] * (np.eye(3) / n - np.outer(r, r) / n**3) @ u[1]
+        np.testing.assert_allclose(got[1], hand, rtol=1e-12)
+
+
 def test_vector_gradients_in_a_stack_of_different_scales_against_torch(backend: Any) -> None:
     """Repeated values are judged per matrix: a stack's large matrix does not make a
     small one's distinct eigen/singular values look equal."""

@@ -1406,9 +1406,15 @@ def _vector_norm_vjp(
         hit = xp.astype(xp.abs(x) == nk, x.dtype)
         count = xp.sum(hit, axis=axes, keepdims=True) if axes else hit
         return (gk * sign * hit / count,)
-    safe = xp.where(nk == 0.0, xp.ones_like(nk), nk)
     if ord == 2:
+        # g x / |x|, 0 where the norm is 0 (x is 0 there). The denominator there is
+        # 1 + sqrt(|x|), not 1: its value is the same, and the second derivative at a
+        # zero norm is nan (sqrt's derivative at 0 is infinite), as PyTorch's, where a
+        # constant 1 made it 1 (a Hessian of the identity's)
+        one = 1.0 + xp.sqrt(out)
+        safe = expand_reduced(xp, xp.where(out == 0.0, one, out), shape, axes, keepdims)
         return (gk * x / safe,)
+    safe = xp.where(nk == 0.0, xp.ones_like(nk), nk)
     if ord > 1:  # |x|^(ord - 1) is 0 at x = 0, and x is 0 wherever the norm is
         return (gk * sign * xp.abs(x) ** (ord - 1) / safe ** (ord - 1),)
     # ord < 1: |x|^(ord - 1) is infinite at x = 0, and a zero norm (ord < 0: any zero
