@@ -442,10 +442,10 @@ class Captured:
         moved = [gen for gen, state in expected.values() if gen.get_state() != state]
         if moved:
             raise CaptureError(f"{self!r}: {_reseeded(moved[0])}")
-        kept = [gen for w in made if (gen := w()) is not None]
-        if kept:
+        alive = [gen for w in made if (gen := w()) is not None]
+        if alive:
             raise CaptureError(
-                f"{self!r}: the step drew from {kept[0]!r}, a generator it made and kept "
+                f"{self!r}: the step drew from {alive[0]!r}, a generator it made and kept "
                 f"(in an attribute, a global): a replay would repeat the numbers of the "
                 f"recording where eager steps draw on from it. Make the generator before "
                 f"the first call and pass it with generator=, or make a new one in each "
