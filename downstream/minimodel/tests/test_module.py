@@ -774,3 +774,92 @@ def test_to_keeps_a_buffer_that_requires_grad_a_leaf() -> None:
     t = model.temperature
     assert t.dtype == np.float64 and t.requires_grad and t.is_leaf
     assert model.steps.dtype == np.int64 and not model.steps.requires_grad
+
+
+def _placed_model() -> Module:
+    """A Linear with a gradient, an integer buffer and a floating one."""
+    model = Linear(3, 2)
+    model.register_buffer("count", minitorch.tensor(4, dtype="int64"))
+    model.register_buffer("mean", minitorch.tensor([0.5, -1.5]))
+    (model(minitorch.ones(1, 3)) * model.mean).sum().backward()
+    return model
+
+
+def test_cpu_moves_to_the_cpu_device_of_the_backend(backend: Any) -> None:
+    """``cpu()``: every parameter (the same object, with its gradient) and buffer on the
+    CPU device of the backend it is on (array-api-strict's is ``CPU_DEVICE``; the
+    fixture puts it on ``device1``), values and dtypes kept."""
+    model = _placed_model()
+    params = list(model.parameters())
+    values = {n: host(t) for n, t in [*model.named_parameters(), *model.named_buffers()]}
+    grads = {n: host(p.grad) for n, p in model.named_parameters()}
+    cpu = "CPU_DEVICE" if backend.name == "array_api_strict" else "cpu"
+    expected = str(minitorch.zeros(1, device=cpu).device)
+    assert model.cpu() is model
+    assert all(p is q for p, q in zip(model.parameters(), params, strict=True))
+    for n, t in [*model.named_parameters(), *model.named_buffers()]:
+        assert t.backend.name == backend.name and str(t.device) == expected, n
+        np.testing.assert_array_equal(host(t), values[n], err_msg=n)
+    assert model.count.dtype == backend.resolve_dtype("int64")
+    for n, p in model.named_parameters():
+        assert p.requires_grad and str(p.grad.device) == str(p.data.device), n
+        np.testing.assert_array_equal(host(p.grad), grads[n], err_msg=n)
+    assert model.cpu() is model  # already there: nothing to do
+
+
+def _has_cuda(be: minitorch.Backend) -> bool:
+    try:
+        be.parse_device("cuda")
+    except Exception:
+        return False
+    return True
+
+
+def test_cuda_without_cuda_says_where_the_module_is_and_changes_nothing(backend: Any) -> None:
+    model = _placed_model()
+    if _has_cuda(backend):  # a machine with a GPU: cuda() moves (checked on one by hand)
+        assert model.cuda() is model
+        assert all(str(t.device).startswith(("cuda", "gpu")) for t in model.parameters())
+        return
+    params = list(model.parameters())
+    before = {n: (str(t.device), host(t)) for n, t in model.state_dict().items()}
+    for device, name in [(None, "cuda"), (1, "cuda:1"), ("cuda:0", "cuda:0")]:
+        with pytest.raises(RuntimeError) as info:
+            model.cuda(device)
+        message = str(info.value)
+        assert message.startswith(
+            f"Linear.cuda: the module is on minitorch's {backend.name} backend (device "
+            f"{model.weight.device}), which has no CUDA device {name!r} here ("
+        ), message
+        assert message.endswith(
+            "to run on CUDA, move the model to a backend that has it: model.to('torch', "
+            "device='cuda') with a CUDA build of PyTorch on a machine with an NVIDIA GPU, "
+            "or model.to('cupy'); or keep it on the CPU (model.cpu())"
+        ), message
+    assert all(p is q for p, q in zip(model.parameters(), params, strict=True))
+    for n, t in model.state_dict().items():
+        assert str(t.device) == before[n][0], n
+        np.testing.assert_array_equal(host(t), before[n][1], err_msg=n)
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_cuda_refuses_what_is_no_cuda_device() -> None:
+    model = Linear(2, 2)
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Linear.cuda: device must be a CUDA device ('cuda', 'cuda:<i>', an index or "
+            "None), got 'cpu'; use cpu() for the CPU, or to(device=...) for another device"
+        ),
+    ):
+        model.cuda("cpu")
+    with pytest.raises(ValueError, match=r"Linear\.cuda: a CUDA device index is >= 0, got -1"):
+        model.cuda(-1)
+    for wrong in (1.0, True):
+        with pytest.raises(
+            TypeError,
+            match=r"Linear\.cuda: device must be None, an int index or a name such as "
+            r"'cuda:0', got",
+        ):
+            model.cuda(wrong)  # type: ignore[arg-type]
+    assert ReLU().cuda() is not None  # no tensors: nothing to move, as in torch.nn

@@ -831,6 +831,56 @@ def test_to_dtype_matches_torch(backend: Any) -> None:
     assert {_dtype_name(t) for t in [*ours.parameters(), ours.running_mean]} == {"float64"}
 
 
+def test_double_float_half_match_torch(backend: Any) -> None:
+    """``float()`` / ``double()`` cast what ``to(dtype=...)`` casts, as torch.nn's:
+    floating parameters, buffers and gradients, not the integer buffer; parameters stay
+    the same objects. ``half()`` has no float16 to cast to in minitorch: it says so and
+    changes nothing."""
+    ours, ref = Stats(), StatsTorch().double()
+    with torch.no_grad():
+        for t in [*ref.parameters(), ref.running_mean, ref.scratch, ref.inner.mask]:
+            t.copy_(torch.from_numpy(rng_normal(*t.shape, seed=t.numel())))
+    ours.load_state_dict({n: torch.from_numpy(host(t)) for n, t in ref.state_dict().items()})
+    ours.scratch = minitorch.tensor(host(ref.scratch))
+    x = rng_normal(3)
+    (ours.inner(ours.scale * minitorch.tensor(x)) * ours.running_mean[:2]).sum().backward()
+    (ref.inner(ref.scale * torch.from_numpy(x)) * ref.running_mean[:2]).sum().backward()
+    params = list(ours.parameters())
+
+    def same(dtype: str) -> None:
+        everything = [*ref.named_parameters(), *ref.named_buffers()]
+        mine = dict([*ours.named_parameters(), *ours.named_buffers()])
+        assert sorted(mine) == sorted(n for n, _ in everything)
+        for n, t in everything:
+            assert _dtype_name(mine[n]) == _dtype_name(t), n
+            assert _dtype_name(t) in (dtype, "int64"), n
+            np.testing.assert_array_equal(host(mine[n]), host(t), err_msg=n)
+            if isinstance(t, nn.Parameter):
+                g = minitorch.Tensor(mine[n].grad)
+                assert _dtype_name(g) == _dtype_name(t.grad) == dtype, n
+                np.testing.assert_array_equal(host(g), host(t.grad), err_msg=n)
+        assert all(p is q for p, q in zip(ours.parameters(), params, strict=True))
+
+    assert ours.float() is ours and ref.float() is ref
+    same("float32")
+    assert ours.double() is ours and ref.double() is ref
+    same("float64")  # float32 values, widened
+    assert _dtype_name(ours.count) == "int64"
+
+    for cast, where in [(ours.half, "Stats.half"), (lambda: ours.to(dtype="float16"), "Stats.to")]:
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                f"{where}: minitorch's {backend.name} backend has no dtype 'float16'; its "
+                f"floating-point dtypes are float32, float64: use one of them "
+                f"(Module.float() for float32, Module.double() for float64)"
+            ),
+        ):
+            cast()
+        same("float64")  # nothing changed
+    assert _dtype_name(ref.half().scale) == "float16"  # where torch.nn has it
+
+
 def test_apply_named_children_and_requires_grad_match_torch() -> None:
     ours, ref = Tied(), TiedTorch()
     assert _names(ours.named_children()) == _names(ref.named_children()) == ["emb", "mid", "head"]

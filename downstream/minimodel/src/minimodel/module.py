@@ -12,6 +12,8 @@ one of them. Forward hooks run around ``forward`` as PyTorch's do.
 from __future__ import annotations
 
 import itertools
+import numbers
+import operator
 import os
 import pathlib
 import weakref
@@ -470,7 +472,8 @@ class Module:
         backend name, a Backend, or a device of each tensor's own backend, such as
         ``"cpu"``). An optimizer's state (Adam's moments) is not moved: build the
         optimizer after placing the model, as in PyTorch. Nothing is changed when it
-        raises.
+        raises. :meth:`float`, :meth:`double`, :meth:`half`, :meth:`cpu` and
+        :meth:`cuda` are its shorthands, as in PyTorch.
 
         Examples
         --------
@@ -483,26 +486,136 @@ class Module:
         'torch'
         """
         where = f"{type(self).__name__}.to"
+        return self._place(lambda t: _moved(t, backend, device, dtype, where))
+
+    def double(self) -> Self:
+        """Cast every floating-point parameter and buffer to float64, in place, as
+        ``torch.nn.Module.double``: ``to(dtype="float64")``, with its guarantees
+        (Parameters stay the same objects, gradients are cast with them, integer
+        tensors keep their dtype, nothing changes when it raises); returns the module.
+
+        Raises
+        ------
+        ValueError
+            If a tensor's backend has no float64 (JAX without x64 mode).
+
+        Examples
+        --------
+        >>> from minimodel import Linear
+        >>> m = Linear(2, 3)
+        >>> w = m.weight
+        >>> m.double().weight is w, w.dtype
+        (True, dtype('float64'))
+        >>> m.float().weight.dtype
+        dtype('float32')
+        """
+        where = f"{type(self).__name__}.double"
+        return self._place(lambda t: _moved(t, None, None, "float64", where))
+
+    def float(self) -> Self:
+        """Cast every floating-point parameter and buffer to float32, in place, as
+        ``torch.nn.Module.float``: ``to(dtype="float32")`` (see :meth:`double`);
+        returns the module."""
+        where = f"{type(self).__name__}.float"
+        return self._place(lambda t: _moved(t, None, None, "float32", where))
+
+    def half(self) -> Self:
+        """Cast every floating-point parameter and buffer to float16, in place, as
+        ``torch.nn.Module.half`` (see :meth:`double`), where the tensors' backend has
+        float16 in minitorch; returns the module.
+
+        Raises
+        ------
+        ValueError
+            If the backend of a tensor has no float16. minitorch's backends compute in
+            float32 and float64 only (float16 arrays are read and saved as float32), so
+            today this is every backend: use :meth:`float` or :meth:`double` instead.
+        """
+        where = f"{type(self).__name__}.half"
+        return self._place(lambda t: _moved(t, None, None, "float16", where))
+
+    def cpu(self) -> Self:
+        """Move every parameter and buffer to the CPU device of the backend it is on
+        (``"cpu"``; array-api-strict's ``CPU_DEVICE``), in place, as
+        ``torch.nn.Module.cpu``: a move of :meth:`to`, with its guarantees; returns the
+        module. The backend stays: ``to("numpy")`` changes it.
+
+        Raises
+        ------
+        RuntimeError
+            If a tensor's backend has no CPU device (CuPy's arrays live on the GPU):
+            move the model to another backend, e.g. ``to("numpy")``.
+
+        Examples
+        --------
+        >>> from minimodel import Linear
+        >>> m = Linear(2, 3)
+        >>> m.cpu() is m, str(m.weight.device)
+        (True, 'cpu')
+        """
+        where = f"{type(self).__name__}.cpu"
+        targets = {
+            t.backend.name: _device_of(t, _CPU_DEVICES.get(t.backend.name, "cpu"), "CPU", where)
+            for t in self._one_tensor_per_backend()
+        }
+        return self._place(lambda t: _moved(t, targets[t.backend.name], None, None, where))
+
+    def cuda(self, device: int | str | None = None) -> Self:
+        """Move every parameter and buffer to a CUDA device of the backend it is on, in
+        place, as ``torch.nn.Module.cuda``: ``device`` None (the current CUDA device),
+        an index ``i`` (``"cuda:i"``) or a name such as ``"cuda:1"``; a move of
+        :meth:`to`, with its guarantees; returns the module. The backend stays: on the
+        torch backend the tensors become CUDA tensors of PyTorch, on CuPy they move
+        between GPUs.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``device`` is none of the above.
+        RuntimeError
+            If a tensor's backend has no such CUDA device (NumPy, array-api-strict, a
+            torch without CUDA, a machine without a GPU); the message names the backend
+            and the device the module is on. Move the model to a backend that runs on
+            CUDA (``to("torch", device="cuda")`` with a CUDA build of PyTorch, or
+            ``to("cupy")``), or keep it on the CPU.
+        """
+        where = f"{type(self).__name__}.cuda"
+        name = _cuda_name(device, where)
+        targets = {
+            t.backend.name: _device_of(t, name, "CUDA", where)
+            for t in self._one_tensor_per_backend()
+        }
+        return self._place(lambda t: _moved(t, targets[t.backend.name], None, None, where))
+
+    def _one_tensor_per_backend(self) -> list[minitorch.Tensor]:
+        """The first parameter or buffer on each backend that they are on."""
+        found: dict[str, minitorch.Tensor] = {}
+        for t in [*self.parameters(), *self.buffers()]:
+            found.setdefault(t.backend.name, t)
+        return list(found.values())
+
+    def _place(self, move: Callable[[minitorch.Tensor], minitorch.Tensor]) -> Self:
+        """Replace every parameter's values (and gradient) and every buffer by ``move``
+        of them, as :meth:`to` describes: all moves are computed first, so nothing
+        changes if one raises; a Parameter stays the same object."""
         params: list[tuple[Parameter, minitorch.Tensor, minitorch.Tensor | None]] = []
         buffers: list[tuple[Module, str, minitorch.Tensor]] = []
         moved: dict[int, minitorch.Tensor] = {}  # a buffer shared by modules: moved once
         with minitorch.no_grad():  # every move is computed before anything changes
             for p in self.parameters():
-                new = _moved(p, backend, device, dtype, where)
+                new = move(p)
                 if new is p:
                     continue
                 grad = None
                 if p.grad is not None:
-                    grad = _moved(
-                        p.__array_namespace__().asarray(p.grad), backend, device, dtype, where
-                    )
+                    grad = move(p.__array_namespace__().asarray(p.grad))
                 params.append((p, new, grad))
             for mod in self.modules():
                 for name, b in mod._buffers.items():
                     if b is None:
                         continue
                     if id(b) not in moved:
-                        moved[id(b)] = new = _moved(b, backend, device, dtype, where)
+                        moved[id(b)] = new = move(b)
                         if b.requires_grad and b.is_leaf and new is not b:
                             new.requires_grad_(True)  # a new leaf, as the buffer was
                     buffers.append((mod, name, moved[id(b)]))
@@ -797,7 +910,16 @@ def _moved(
     if dtype is None:
         return out
     ns = out.__array_namespace__()
-    want = out.backend.resolve_dtype(dtype)
+    be = out.backend
+    try:
+        want = be.resolve_dtype(dtype)
+    except ValueError as exc:  # a dtype this backend lacks (float16; float64 on JAX without x64)
+        floats = [n for n, d in be.dtypes.items() if ns.isdtype(d, "real floating")]
+        raise ValueError(
+            f"{where}: minitorch's {be.name} backend has no dtype {dtype!r}; its "
+            f"floating-point dtypes are {', '.join(floats)}: use one of them "
+            f"(Module.float() for float32, Module.double() for float64)"
+        ) from exc
     if not ns.isdtype(want, "real floating"):
         raise TypeError(
             f"{where}: dtype must be a floating-point dtype (float32, float64, ...), got "
@@ -807,6 +929,56 @@ def _moved(
     if ns.isdtype(out.dtype, "real floating") and out.dtype != want:
         out = out.to(dtype=want)
     return out
+
+
+#: the name of a backend's CPU device, where it is not "cpu"
+_CPU_DEVICES = {"array_api_strict": "CPU_DEVICE"}
+
+
+def _device_of(t: minitorch.Tensor, name: str, kind: str, where: str) -> str:
+    """``name``, the device that :meth:`Module.cpu` (``kind`` "CPU") or
+    :meth:`Module.cuda` ("CUDA") moves the tensors on the backend of ``t`` to, if that
+    backend has it; else a RuntimeError that says where the module is and what to do."""
+    be = t.backend
+    try:
+        be.parse_device(name)
+    except Exception as exc:
+        fix = (
+            "move the model to a backend on the CPU instead, e.g. model.to('numpy')"
+            if kind == "CPU"
+            else "to run on CUDA, move the model to a backend that has it: "
+            "model.to('torch', device='cuda') with a CUDA build of PyTorch on a machine "
+            "with an NVIDIA GPU, or model.to('cupy'); or keep it on the CPU (model.cpu())"
+        )
+        raise RuntimeError(
+            f"{where}: the module is on minitorch's {be.name} backend (device {t.device}), "
+            f"which has no {kind} device {name!r} here ({str(exc).rstrip('.')}); {fix}"
+        ) from exc
+    return name
+
+
+def _cuda_name(device: Any, where: str) -> str:
+    """``device`` of :meth:`Module.cuda` (None, an index, or ``"cuda"``/``"cuda:<i>"``)
+    as a device name; else a TypeError or ValueError that names it."""
+    if device is None:
+        return "cuda"
+    if isinstance(device, str):
+        if device.strip().partition(":")[0] != "cuda":
+            raise ValueError(
+                f"{where}: device must be a CUDA device ('cuda', 'cuda:<i>', an index or "
+                f"None), got {device!r}; use cpu() for the CPU, or to(device=...) for "
+                f"another device"
+            )
+        return device.strip()
+    if isinstance(device, bool) or not isinstance(device, numbers.Integral):
+        raise TypeError(
+            f"{where}: device must be None, an int index or a name such as 'cuda:0', got "
+            f"{device!r} ({type(device).__name__})"
+        )
+    index = operator.index(device)
+    if index < 0:
+        raise ValueError(f"{where}: a CUDA device index is >= 0, got {index}")
+    return f"cuda:{index}"
 
 
 def _same_values(a: minitorch.Tensor | np.ndarray, b: minitorch.Tensor | np.ndarray) -> bool:
