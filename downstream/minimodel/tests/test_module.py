@@ -755,15 +755,26 @@ def test_buffers_survive_deepcopy_pickle_and_old_pickles() -> None:
         assert list(clone.state_dict()) == ["weight", "bias", "steps"]
         assert clone.steps is not model.steps and int(clone.steps.item()) == 3
     legacy = Linear(2, 2)  # as an older minimodel pickled it
-    for name in ("_buffers", "_non_persistent_buffers", "_forward_pre_hooks", "_forward_hooks"):
+    for name in (
+        "_buffers",
+        "_non_persistent_buffers",
+        "_forward_pre_hooks",
+        "_forward_hooks",
+        "_forward_pre_hooks_with_kwargs",
+        "_forward_hooks_with_kwargs",
+        "_forward_hooks_always_called",
+    ):
         del legacy.__dict__[name]
     revived = pickle.loads(pickle.dumps(legacy))
     assert list(revived.state_dict()) == ["weight", "bias"]
     revived.register_buffer("steps", minitorch.zeros(()))
     seen: list[tuple[int, ...]] = []
     revived.register_forward_hook(lambda m, args, out: seen.append(out.shape))
+    revived.register_forward_hook(
+        lambda m, args, kwargs, out: seen.append((len(kwargs),)), with_kwargs=True
+    )
     revived(minitorch.ones(3, 2))
-    assert seen == [(3, 2)] and list(revived.state_dict()) == ["weight", "bias", "steps"]
+    assert seen == [(3, 2), (0,)] and list(revived.state_dict()) == ["weight", "bias", "steps"]
 
 
 def test_to_keeps_a_buffer_that_requires_grad_a_leaf() -> None:

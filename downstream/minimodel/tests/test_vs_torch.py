@@ -997,6 +997,232 @@ def test_forward_hooks_match_torch(backend: Any) -> None:
         ours[0].register_forward_hook("print")  # type: ignore[arg-type]
 
 
+class Shifted(Module):
+    """A Linear whose forward takes keyword arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = Linear(3, 2)
+
+    def forward(self, x: Any, scale: float = 1.0, shift: Any = None) -> Any:
+        y = self.lin(x) * scale
+        return y if shift is None else y + shift
+
+
+class ShiftedTorch(nn.Module):  # type: ignore[misc]
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+
+    def forward(self, x: Any, scale: float = 1.0, shift: Any = None) -> Any:
+        y = self.lin(x) * scale
+        return y if shift is None else y + shift
+
+
+def test_forward_hooks_with_kwargs_match_torch(backend: Any) -> None:
+    """``with_kwargs=True``: a pre-hook gets ``(module, args, kwargs)`` and may return
+    new ``(args, kwargs)``, a forward hook gets ``(module, args, kwargs, output)``;
+    they mix with plain hooks in the order registered (``prepend`` first), and the
+    handle's ``remove()`` forgets the flag too, as torch.nn."""
+    minitorch.manual_seed(0)
+    ours, ref = Shifted(), ShiftedTorch()
+    x = rng_normal(4, 3)
+    shift = rng_normal(2, seed=5)
+
+    def register(net: Any, log: list[tuple[Any, ...]], tensor: Callable[[Any], Any]) -> list[Any]:
+        def pre_kw(m: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            log.append(("pre_kw", len(args), sorted(kwargs)))
+            return (args[0] * 2.0,), {**kwargs, "shift": tensor(shift)}
+
+        def pre_plain(m: Any, args: tuple[Any, ...]) -> Any:
+            log.append(("pre_plain", len(args), host(args[0])))
+            return args[0] - 1.0
+
+        def pre_first(m: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            log.append(("pre_first", len(args), sorted(kwargs)))
+
+        def fwd_kw(m: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Any:
+            log.append(("fwd_kw", len(args), sorted(kwargs), host(out)))
+            return out * kwargs["scale"] if "scale" in kwargs else out + 10.0
+
+        def fwd_plain(m: Any, args: tuple[Any, ...], out: Any) -> None:
+            log.append(("fwd_plain", len(args), host(args[0]), host(out)))
+
+        return [
+            net.register_forward_pre_hook(pre_kw, with_kwargs=True),
+            net.register_forward_pre_hook(pre_plain),
+            net.register_forward_pre_hook(pre_first, prepend=True, with_kwargs=True),
+            net.register_forward_hook(fwd_plain),
+            net.register_forward_hook(fwd_kw, prepend=True, with_kwargs=True),
+        ]
+
+    log: list[tuple[Any, ...]] = []
+    tlog: list[tuple[Any, ...]] = []
+    handles = register(ours, log, minitorch.tensor)
+    thandles = register(ref, tlog, torch.from_numpy)
+    # forward called without keywords: the pre-hook adds shift (outputs, every gradient)
+    check_against_torch(ours, ref, [x])
+    order = ["pre_first", "pre_kw", "pre_plain", "fwd_kw", "fwd_plain"]
+    assert [e[0] for e in log] == [e[0] for e in tlog] == order
+    assert log[0][1:] == tlog[0][1:] == (1, []) and log[3][2] == tlog[3][2] == ["shift"]
+
+    def same_logs() -> None:
+        for e, t in zip(log, tlog, strict=True):
+            for a, b in zip(e[1:], t[1:], strict=True):
+                if isinstance(a, np.ndarray):
+                    np.testing.assert_allclose(a, b, **TOL, err_msg=e[0])
+                else:
+                    assert a == b, e[0]
+
+    same_logs()
+    np.testing.assert_allclose(log[2][2], 2.0 * x, **TOL)  # what pre_plain got
+    np.testing.assert_allclose(log[4][2], 2.0 * x - 1.0, **TOL)  # what forward got
+    log.clear()
+    tlog.clear()
+    # keywords given by the caller reach the hooks that take them
+    y = ours(minitorch.tensor(x), scale=3.0)
+    ty = ref(torch.from_numpy(x), scale=3.0)
+    np.testing.assert_allclose(host(y), host(ty), **TOL)
+    assert log[0][2] == tlog[0][2] == ["scale"] and log[3][2] == ["scale", "shift"]
+    same_logs()
+
+    assert ours._forward_pre_hooks_with_kwargs and ours._forward_hooks_with_kwargs
+    for h, th in zip(handles, thandles, strict=True):
+        h.remove()
+        th.remove()
+    assert not ours._forward_pre_hooks_with_kwargs and not ours._forward_hooks_with_kwargs
+    assert not ref._forward_pre_hooks_with_kwargs and not ref._forward_hooks_with_kwargs
+    log.clear()
+    np.testing.assert_allclose(
+        host(ours(minitorch.tensor(x), shift=minitorch.tensor(shift))),
+        host(ref(torch.from_numpy(x), shift=torch.from_numpy(shift))),
+        **TOL,
+    )
+    assert log == []
+
+    with (
+        ref.register_forward_pre_hook(lambda m, a, k: a, with_kwargs=True),
+        pytest.raises(RuntimeError, match="forward pre-hook must return None or a tuple"),
+    ):
+        ref(torch.from_numpy(x))
+    for wrong, got in [(lambda m, a, k: a, "a tuple of 1"), (lambda m, a, k: 1.0, "a float")]:
+        with (
+            ours.register_forward_pre_hook(wrong, with_kwargs=True),
+            pytest.raises(
+                RuntimeError,
+                match=r"Shifted: the forward pre-hook <function .*> was registered "
+                r"with_kwargs=True, so it must return None or a tuple \(new_args, "
+                f"new_kwargs\\), but it returned {got}$",
+            ),
+        ):
+            ours(minitorch.tensor(x))
+    for flag in ("prepend", "with_kwargs"):
+        with pytest.raises(
+            TypeError,
+            match=rf"Shifted\.register_forward_pre_hook: {flag} must be True or False, got 1",
+        ):
+            ours.register_forward_pre_hook(print, **{flag: 1})
+    with pytest.raises(
+        TypeError,
+        match=r"Shifted\.register_forward_hook: always_call must be True or False, got 'yes'",
+    ):
+        ours.register_forward_hook(print, always_call="yes")  # type: ignore[arg-type]
+    assert not ours._forward_pre_hooks and not ours._forward_hooks
+
+
+def test_always_call_forward_hooks_match_torch(backend: Any) -> None:
+    """``always_call=True``: the hook also runs when ``forward``, a pre-hook or an
+    earlier forward hook raises (with the output so far, None if forward gave none),
+    once; the first error propagates and an error of such a hook is a warning, as
+    torch.nn."""
+    ours, ref = Shifted(), ShiftedTorch()
+    copy_weights(ours, ref)
+    bad = rng_normal(4, 5)  # not 3 features: forward raises
+    good = rng_normal(4, 3)
+    make: dict[int, Callable[[Any], Any]] = {id(ours): minitorch.tensor, id(ref): torch.from_numpy}
+
+    def hooks(net: Any, log: list[Any]) -> list[Any]:
+        def fwd_always(m: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Any:
+            log.append(("always", None if out is None else host(out)))
+            return None if out is None else out + 1.0
+
+        def fwd_plain(m: Any, args: tuple[Any, ...], out: Any) -> None:
+            log.append(("plain",))
+
+        return [
+            net.register_forward_hook(fwd_plain),
+            net.register_forward_hook(fwd_always, with_kwargs=True, always_call=True),
+        ]
+
+    logs: dict[int, list[Any]] = {id(ours): [], id(ref): []}
+    for net in (ours, ref):
+        handles = hooks(net, logs[id(net)])
+        with pytest.raises((ValueError, RuntimeError)):  # ours ValueError, torch RuntimeError
+            net(make[id(net)](bad))
+        assert logs[id(net)] == [("always", None)]  # the plain hook did not run
+        logs[id(net)].clear()
+        y = net(make[id(net)](good))  # no error: each hook once, in order
+        assert [e[0] for e in logs[id(net)]] == ["plain", "always"]
+        logs[id(net)].clear()
+
+        def failing_pre(m: Any, args: tuple[Any, ...]) -> None:
+            raise KeyError("pre-hook failed")
+
+        with (
+            net.register_forward_pre_hook(failing_pre),
+            pytest.raises(KeyError, match="pre-hook failed"),
+        ):
+            net(make[id(net)](good))
+        assert logs[id(net)] == [("always", None)]
+        logs[id(net)].clear()
+
+        def failing_after(m: Any, args: tuple[Any, ...], out: Any) -> None:
+            raise LookupError("hook failed")
+
+        # a hook that raises after the always-called one ran: it does not run again
+        with (
+            net.register_forward_hook(failing_after),
+            pytest.raises(LookupError, match="hook failed"),
+        ):
+            net(make[id(net)](good))
+        assert [e[0] for e in logs[id(net)]] == ["plain", "always"]
+        logs[id(net)].clear()
+        # before it: the always-called hook still runs, with forward's output
+        with (
+            net.register_forward_hook(failing_after, prepend=True),
+            pytest.raises(LookupError, match="hook failed"),
+        ):
+            net(make[id(net)](good))
+        assert [e[0] for e in logs[id(net)]] == ["always"]
+        np.testing.assert_allclose(logs[id(net)][0][1], host(y) - 1.0, **TOL)
+        logs[id(net)].clear()
+
+        def always_failing(m: Any, args: tuple[Any, ...], out: Any) -> None:
+            raise ArithmeticError("always failed")
+
+        with (
+            net.register_forward_hook(always_failing, always_call=True),
+            pytest.warns(UserWarning, match="always_call=True.*always failed"),
+            pytest.raises((ValueError, RuntimeError)),
+        ):
+            net(make[id(net)](bad))
+        for h in handles:
+            h.remove()
+    assert logs[id(ours)] == logs[id(ref)]
+    assert not ours._forward_hooks_always_called and not ref._forward_hooks_always_called
+    with (
+        pytest.warns(
+            UserWarning,
+            match=r"Shifted: the forward hook <function .*>, registered with always_call=True, "
+            r"raised an exception that was silenced as another error was raised in forward: "
+            r"'boom'",
+        ),
+        ours.register_forward_hook(lambda m, a, o: {}["boom"], always_call=True),
+        pytest.raises(ValueError, match="Linear"),
+    ):
+        ours(minitorch.tensor(bad))
+
+
 @pytest.mark.parametrize("padding_idx", [0, 3, -1, -6])
 def test_embedding_padding_idx_matches_torch(backend: Any, padding_idx: int) -> None:
     """The padding row starts as zeros and gets no gradient; it is still looked up as

@@ -16,6 +16,7 @@ import numbers
 import operator
 import os
 import pathlib
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -84,11 +85,15 @@ class RemovableHandle:
     RemovableHandle``: ``remove()`` unregisters the hook (a second call does nothing);
     used as a context manager, it removes the hook on leaving the block."""
 
-    __slots__ = ("_hooks", "id")
+    __slots__ = ("_flags", "_hooks", "id")
 
-    def __init__(self, hooks: OrderedDict[int, Callable[..., Any]]) -> None:
-        # a weak reference, as PyTorch's: a handle does not keep a module's hooks alive
+    def __init__(
+        self, hooks: OrderedDict[int, Callable[..., Any]], flags: tuple[set[int], ...] = ()
+    ) -> None:
+        # weak references, as PyTorch's: a handle does not keep a module's hooks alive
         self._hooks = weakref.ref(hooks)
+        # the sets of hook ids that mark how a hook is called (with_kwargs, always_call)
+        self._flags = tuple(weakref.ref(f) for f in flags)
         self.id = next(_hook_ids)
 
     def remove(self) -> None:
@@ -96,6 +101,10 @@ class RemovableHandle:
         hooks = self._hooks()
         if hooks is not None:
             hooks.pop(self.id, None)
+        for ref in self._flags:
+            flags = ref()
+            if flags is not None:
+                flags.discard(self.id)
 
     def __enter__(self) -> Self:
         return self
@@ -133,6 +142,10 @@ class Module:
     _modules: dict[str, Module]
     _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
     _forward_hooks: OrderedDict[int, Callable[..., Any]]
+    # the ids of the hooks registered with_kwargs=True / always_call=True
+    _forward_pre_hooks_with_kwargs: set[int]
+    _forward_hooks_with_kwargs: set[int]
+    _forward_hooks_always_called: set[int]
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})
@@ -141,6 +154,9 @@ class Module:
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks_with_kwargs", set())
+        object.__setattr__(self, "_forward_hooks_with_kwargs", set())
+        object.__setattr__(self, "_forward_hooks_always_called", set())
         object.__setattr__(self, "training", True)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -150,6 +166,12 @@ class Module:
         self.__dict__.setdefault("_non_persistent_buffers", set())
         self.__dict__.setdefault("_forward_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_forward_hooks", OrderedDict())
+        for flags in (
+            "_forward_pre_hooks_with_kwargs",
+            "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called",
+        ):
+            self.__dict__.setdefault(flags, set())
 
     # ---------------------------------------------------------------- registration
     def __setattr__(self, name: str, value: Any) -> None:
@@ -289,33 +311,97 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """``forward(*args, **kwargs)``, with the forward hooks around it, as PyTorch:
-        each pre-hook ``hook(module, args)`` in turn (what it returns, if not None,
-        replaces ``args``: a tuple as it is, anything else as a 1-tuple), then
-        ``forward``, then each hook ``hook(module, args, output)`` (what it returns, if
-        not None, replaces ``output``). Keyword arguments go to ``forward`` only."""
+        """``forward(*args, **kwargs)``, with the forward hooks around it, as PyTorch.
+
+        Each pre-hook in turn: ``hook(module, args)`` (what it returns, if not None,
+        replaces ``args``: a tuple as it is, anything else as a 1-tuple), or, registered
+        ``with_kwargs=True``, ``hook(module, args, kwargs)`` (what it returns, if not
+        None, must be the pair ``(args, kwargs)`` that replaces both). Then ``forward``,
+        then each hook ``hook(module, args, output)`` or, ``with_kwargs=True``,
+        ``hook(module, args, kwargs, output)`` (what it returns, if not None, replaces
+        ``output``). If a hook or ``forward`` raises, the hooks registered
+        ``always_call=True`` that have not run yet are called (``output`` None if
+        ``forward`` gave none); an exception of theirs then is a warning, and the first
+        exception propagates.
+        """
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_pre_hooks.values()):  # a hook may remove itself
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
+        output: Any = None
+        called: set[int] = set()  # the always-called hooks that ran
+        try:
+            # a snapshot: a hook may remove itself (or others) while the hooks run
+            for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            got = (
+                                f"a tuple of {len(result)}"
+                                if isinstance(result, tuple)
+                                else f"a {type(result).__name__}"
+                            )
+                            raise RuntimeError(
+                                f"{type(self).__name__}: the forward pre-hook {hook!r} was "
+                                f"registered with_kwargs=True, so it must return None or a "
+                                f"tuple (new_args, new_kwargs), but it returned {got}"
+                            )
+                        args, kwargs = result
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            output = self.forward(*args, **kwargs)
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called:
+                    called.add(hook_id)
+                output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
+            return output
+        except Exception:
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                    continue
+                try:
+                    output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
+                except Exception as exc:
+                    warnings.warn(
+                        f"{type(self).__name__}: the forward hook {hook!r}, registered with "
+                        f"always_call=True, raised an exception that was silenced as another "
+                        f"error was raised in forward: {exc}",
+                        stacklevel=2,
+                    )
+            raise
+
+    def _run_forward_hook(
+        self,
+        hook_id: int,
+        hook: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        output: Any,
+    ) -> Any:
+        """``output`` after the forward hook ``hook``: what it returns, unless None."""
+        if hook_id in self._forward_hooks_with_kwargs:
+            result = hook(self, args, kwargs, output)
+        else:
             result = hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
+        return output if result is None else result
 
     def register_forward_pre_hook(
-        self, hook: Callable[[Module, tuple[Any, ...]], Any], *, prepend: bool = False
+        self,
+        hook: Callable[[Module, tuple[Any, ...]], Any]
+        | Callable[[Module, tuple[Any, ...], dict[str, Any]], Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
     ) -> RemovableHandle:
         """Call ``hook(module, args)`` before every ``forward``; if it returns something
         other than None, that replaces the positional arguments (a tuple as it is,
         anything else wrapped as ``(value,)``), as ``torch.nn.Module.
-        register_forward_pre_hook``. Hooks run in the order registered
-        (``prepend=True``: before the others). Returns a handle whose ``remove()``
-        unregisters it.
+        register_forward_pre_hook``. With ``with_kwargs=True`` it is called
+        ``hook(module, args, kwargs)`` with the keyword arguments too, and returns None
+        or the pair ``(args, kwargs)`` that replaces both (anything else is a
+        RuntimeError). Hooks run in the order registered (``prepend=True``: before the
+        others). Returns a handle whose ``remove()`` unregisters it.
 
         Examples
         --------
@@ -329,16 +415,32 @@ class Module:
         >>> m(minitorch.tensor([1.0, -2.0])).numpy()
         array([1., 0.], dtype=float32)
         """
-        return _register_hook(self, self._forward_pre_hooks, hook, prepend, "forward_pre_hook")
+        return _register_hook(
+            self,
+            self._forward_pre_hooks,
+            hook,
+            "forward_pre_hook",
+            prepend,
+            {"with_kwargs": (with_kwargs, self._forward_pre_hooks_with_kwargs)},
+        )
 
     def register_forward_hook(
-        self, hook: Callable[[Module, tuple[Any, ...], Any], Any], *, prepend: bool = False
+        self,
+        hook: Callable[[Module, tuple[Any, ...], Any], Any]
+        | Callable[[Module, tuple[Any, ...], dict[str, Any], Any], Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
     ) -> RemovableHandle:
         """Call ``hook(module, args, output)`` after every ``forward``; if it returns
         something other than None, that replaces the output, as ``torch.nn.Module.
         register_forward_hook``. ``args`` are the positional arguments ``forward`` got
-        (after the pre-hooks). Hooks run in the order registered (``prepend=True``:
-        before the others). Returns a handle whose ``remove()`` unregisters it.
+        (after the pre-hooks); with ``with_kwargs=True`` the hook is called
+        ``hook(module, args, kwargs, output)`` with the keyword arguments too. With
+        ``always_call=True`` it also runs when ``forward`` or another hook raises (see
+        :meth:`__call__`). Hooks run in the order registered (``prepend=True``: before
+        the others). Returns a handle whose ``remove()`` unregisters it.
 
         Examples
         --------
@@ -352,7 +454,17 @@ class Module:
         >>> shapes
         [(2, 4)]
         """
-        return _register_hook(self, self._forward_hooks, hook, prepend, "forward_hook")
+        return _register_hook(
+            self,
+            self._forward_hooks,
+            hook,
+            "forward_hook",
+            prepend,
+            {
+                "with_kwargs": (with_kwargs, self._forward_hooks_with_kwargs),
+                "always_call": (always_call, self._forward_hooks_always_called),
+            },
+        )
 
     # ---------------------------------------------------------------- traversal
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -885,17 +997,24 @@ def _register_hook(
     module: Module,
     hooks: OrderedDict[int, Callable[..., Any]],
     hook: Any,
-    prepend: bool,
     kind: str,
+    prepend: bool,
+    flags: dict[str, tuple[bool, set[int]]],
 ) -> RemovableHandle:
-    """Add ``hook`` to ``hooks`` (last, or first with ``prepend``); its handle."""
+    """Add ``hook`` to ``hooks`` (last, or first with ``prepend``), its id to the set of
+    each of ``flags`` (``name -> (value, set of ids)``) whose value is True; its handle,
+    which also takes the id out of every set of ``flags`` again."""
+    where = f"{type(module).__name__}.register_{kind}"
     if not callable(hook):
-        raise TypeError(
-            f"{type(module).__name__}.register_{kind}: expected a function, got "
-            f"{type(hook).__name__} {hook!r}"
-        )
-    handle = RemovableHandle(hooks)
+        raise TypeError(f"{where}: expected a function, got {type(hook).__name__} {hook!r}")
+    for name, (value, _) in {"prepend": (prepend, set()), **flags}.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
+    handle = RemovableHandle(hooks, tuple(ids for _, ids in flags.values()))
     hooks[handle.id] = hook
+    for value, ids in flags.values():
+        if value:
+            ids.add(handle.id)
     if prepend:
         hooks.move_to_end(handle.id, last=False)
     return handle
