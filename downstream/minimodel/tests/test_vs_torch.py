@@ -5,6 +5,7 @@ of the input, for a random upstream gradient, at 1e-6 (rtol and atol)."""
 from __future__ import annotations
 
 import functools
+import math
 import re
 import warnings
 from collections import OrderedDict
@@ -1271,3 +1272,104 @@ def test_embedding_padding_idx_out_of_range() -> None:
         with pytest.raises(TypeError, match="Embedding: padding_idx must be an int or None"):
             Embedding(6, 4, padding_idx=wrong)  # type: ignore[arg-type]
     assert Embedding(6, 4, padding_idx=np.int64(-2)).padding_idx == 4
+
+
+@pytest.mark.parametrize(
+    ("max_norm", "norm_type", "padding_idx"),
+    [(1.0, 2.0, None), (0.5, 1.0, 2), (1.5, math.inf, None), (1, 3, 0)],
+)
+def test_embedding_max_norm_matches_torch(
+    backend: Any, max_norm: float, norm_type: float, padding_idx: int | None
+) -> None:
+    """``max_norm``: every row a forward looks up whose norm exceeds it is scaled, in
+    place and untracked, by ``max_norm / (norm + 1e-7)``; the other rows keep their
+    values; the output and every gradient are those of the renormalized table, as
+    torch.nn.Embedding (same initial weight)."""
+    minitorch.manual_seed(0)
+    ours = Embedding(10, 4, padding_idx, max_norm, norm_type)
+    ref = nn.Embedding(10, 4, padding_idx, max_norm, norm_type)
+    assert repr(ours) == repr(ref)
+    with minitorch.no_grad():  # rows of norms from 0.1 to 10: some under max_norm
+        ours.weight.copy_(rng_normal(10, 4, seed=2) * np.geomspace(0.05, 5.0, 10)[:, None])
+    w0 = host(ours.weight)
+    weight = ours.weight
+    ids = np.array([[0, 3, 3, 9], [1, 0, 2, 3]])  # repeated ids, rows 4-8 not looked up
+    check_against_torch(ours, ref, [ids])  # copies the weight into ref first
+    assert ours.weight is weight and weight.requires_grad and weight.is_leaf
+    w = host(ours.weight)
+    np.testing.assert_allclose(w, host(ref.weight), rtol=1e-13, atol=1e-15)
+    norms0 = np.linalg.norm(w0, ord=norm_type, axis=1)
+    used = np.unique(ids)
+    over = [i for i in used if norms0[i] > max_norm]
+    assert over and len(over) < len(used)  # some rows scaled, some not
+    for i in range(10):
+        if i in over:
+            np.testing.assert_allclose(w[i], w0[i] * max_norm / (norms0[i] + 1e-7), rtol=1e-13)
+        else:  # not looked up, or within max_norm: the same values
+            np.testing.assert_array_equal(w[i], w0[i], err_msg=str(i))
+    assert np.all(np.linalg.norm(w[used], ord=norm_type, axis=1) <= max_norm)
+
+    ours.zero_grad()  # a second lookup (NumPy indices): no row changes any more
+    ref.zero_grad()
+    flat = np.array([9, 9, 5, 4])  # and two rows seen the first time
+    up = rng_normal(flat.size, 4, seed=3)
+    ours(flat).backward(minitorch.tensor(up))
+    ref(torch.from_numpy(flat)).backward(torch.from_numpy(up))
+    np.testing.assert_allclose(host(ours.weight), host(ref.weight), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(host(ours.weight.grad), host(ref.weight.grad), **TOL)
+    np.testing.assert_array_equal(host(ours.weight)[9], w[9])
+
+
+def test_embedding_max_norm_errors() -> None:
+    """Bad indices are refused before any row is renormalized; bad ``max_norm`` and
+    ``norm_type`` are refused when the layer is built (torch.nn takes ``max_norm=0``
+    and zeroes every row it looks up)."""
+    emb = Embedding(3, 2, max_norm=0.1)
+    w = host(emb.weight)
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Embedding(3, 2, max_norm=0.1): indices (shape (2,)) go from 0 to 5, but they "
+            "must lie in [0, 3): index 5 is out of range for num_embeddings=3"
+        ),
+    ):
+        emb(np.array([0, 5]))
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Embedding(3, 2, max_norm=0.1): indices (shape (1,)) must be integers"),
+    ):
+        emb(np.array([0.5]))
+    np.testing.assert_array_equal(host(emb.weight), w)  # nothing renormalized
+    assert emb(np.zeros(0, dtype=np.int64)).shape == (0, 2)
+    np.testing.assert_array_equal(host(emb.weight), w)
+
+    for bad in (0, -1.0, math.nan):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                f"Embedding: max_norm must be > 0 (the largest norm a looked-up row keeps), "
+                f"got {bad}; leave it None for no renormalization"
+            ),
+        ):
+            Embedding(3, 2, max_norm=bad)
+    for wrong in ("1", True):
+        with pytest.raises(
+            TypeError,
+            match=re.escape(f"Embedding: max_norm must be a number > 0 or None, got {wrong!r}"),
+        ):
+            Embedding(3, 2, max_norm=wrong)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "Embedding: norm_type must be a number (the p of the p-norm, e.g. 2.0 or "
+            "math.inf), got None (NoneType)"
+        ),
+    ):
+        Embedding(3, 2, max_norm=1.0, norm_type=None)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=re.escape("Embedding: norm_type must be a number (the p of the p-norm)")
+    ):
+        Embedding(3, 2, norm_type=math.nan)
+    emb0 = nn.Embedding(3, 2, max_norm=0)
+    emb0(torch.tensor([1]))
+    assert not emb0.weight[1].any()

@@ -103,6 +103,12 @@ class Embedding(Module):
     in PyTorch, that starts as zeros and gets no gradient: a padding token adds nothing
     to the training of the table (its row is still looked up as it is).
 
+    With ``max_norm``, each forward first renormalizes, in place and untracked by
+    autograd, every row it looks up whose ``norm_type``-norm exceeds ``max_norm``: the
+    row is multiplied by ``max_norm / (norm + 1e-7)``, as ``torch.nn.functional.
+    embedding`` does; the output and the gradient are then those of the renormalized
+    table.
+
     Examples
     --------
     >>> import minitorch
@@ -113,6 +119,10 @@ class Embedding(Module):
     >>> emb(minitorch.tensor([3, 3], dtype="int64")).numpy()
     array([[0., 0.],
            [0., 0.]], dtype=float32)
+    >>> capped = Embedding(4, 2, max_norm=1.0)
+    >>> _ = capped(minitorch.tensor([0, 2], dtype="int64"))
+    >>> bool(minitorch.vector_norm(capped.weight[0]) <= 1.0)
+    True
     """
 
     def __init__(
@@ -120,6 +130,8 @@ class Embedding(Module):
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
         *,
         dtype: str | None = None,
     ) -> None:
@@ -129,6 +141,8 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
+        self.max_norm = _max_norm(max_norm)
+        self.norm_type = _norm_type(norm_type)
         weight = minitorch.randn(num_embeddings, embedding_dim, dtype=dtype)
         if self.padding_idx is not None:
             weight[self.padding_idx] = 0.0  # drawn first, then zeroed: PyTorch's draws
@@ -136,6 +150,8 @@ class Embedding(Module):
 
     def forward(self, indices: Any) -> minitorch.Tensor:
         try:
+            if self.max_norm is not None:
+                self._renorm(indices, self.max_norm)
             out = minitorch.embedding(indices, self.weight)
         except minitorch.OpError as exc:
             problem = _index_problem(indices, self.num_embeddings, exc)
@@ -152,9 +168,37 @@ class Embedding(Module):
         keep = (ids != self.padding_idx).reshape(*ids.shape, 1)
         return minitorch.where(keep, out, out.detach())
 
+    def _renorm(self, indices: Any, max_norm: float) -> None:
+        """Scale each row of ``weight`` that ``indices`` look up whose norm exceeds
+        ``max_norm`` by ``max_norm / (norm + 1e-7)``, in place, without recording it
+        (``torch.nn.functional.embedding``'s renormalization); bad indices raise the
+        OpError of the lookup, before anything changes."""
+        w = self.weight
+        with minitorch.no_grad():
+            ids = (
+                indices
+                if isinstance(indices, minitorch.Tensor)
+                else w.__array_namespace__().asarray(indices)
+            )
+            flat = ids.reshape(-1)
+            rows = minitorch.embedding(flat, w)  # (n, dim); checks the indices
+            if flat.size == 0 or self.embedding_dim == 0:
+                return
+            norms = minitorch.vector_norm(rows, axis=-1, keepdims=True, ord=self.norm_type)
+            scale = minitorch.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            # a repeated index writes the same row each time; the others are rewritten
+            # as they are (scale 1)
+            w[flat] = rows * scale
+
     def extra_repr(self) -> str:
-        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
-        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+        out = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            out += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            out += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            out += f", norm_type={self.norm_type}"
+        return out
 
 
 def _padding_index(padding_idx: Any, n: int) -> int | None:
@@ -174,6 +218,37 @@ def _padding_index(padding_idx: Any, n: int) -> int | None:
             f"lie in [-{n}, {n}) (negative counts from the end), or be None for no padding row"
         )
     return k % n
+
+
+def _max_norm(max_norm: Any) -> float | None:
+    """``max_norm`` of an Embedding: None, or a number > 0 (kept as given, for the repr);
+    else a TypeError or ValueError that names it."""
+    if max_norm is None:
+        return None
+    if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real):
+        raise TypeError(
+            f"Embedding: max_norm must be a number > 0 or None, got {max_norm!r} "
+            f"({type(max_norm).__name__})"
+        )
+    if not max_norm > 0:  # also NaN
+        raise ValueError(
+            f"Embedding: max_norm must be > 0 (the largest norm a looked-up row keeps), got "
+            f"{max_norm}; leave it None for no renormalization"
+        )
+    return max_norm  # type: ignore[return-value]
+
+
+def _norm_type(norm_type: Any) -> float:
+    """``norm_type`` of an Embedding: the order ``p`` of the norm, a number (``inf``
+    too) other than NaN; else a TypeError or ValueError that names it."""
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
+        raise TypeError(
+            f"Embedding: norm_type must be a number (the p of the p-norm, e.g. 2.0 or "
+            f"math.inf), got {norm_type!r} ({type(norm_type).__name__})"
+        )
+    if math.isnan(norm_type):
+        raise ValueError("Embedding: norm_type must be a number (the p of the p-norm), got nan")
+    return norm_type  # type: ignore[return-value]
 
 
 def _index_problem(indices: Any, n: int, error: Exception) -> str:
