@@ -2,8 +2,9 @@
 
 A test that takes the ``backend`` fixture runs once per backend: numpy,
 array_api_strict (on its ``device1``), torch and jax (in x64 mode), inside
-``minitorch.use_backend(name, dtype="float64")``. A backend whose library is not
-installed is skipped with its reason.
+``minitorch.use_backend(name, dtype="float64")``; ``MINIMODEL_DEVICES`` (``torch=cuda``,
+``cupy=cuda:0``) moves or adds backends. A backend whose library is not installed is
+skipped with its reason.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ BACKENDS: dict[str, tuple[str, str | None]] = {
     "torch": ("torch", None),
     "jax": ("jax", None),
 }
+# MINIMODEL_DEVICES="torch=cuda,cupy=cuda:0" puts those backends on those devices (or
+# adds them): the same tests on a GPU, against torch.nn on the CPU
+for _item in filter(None, os.environ.get("MINIMODEL_DEVICES", "").split(",")):
+    _name, _, _device = (part.strip() for part in _item.partition("="))
+    BACKENDS[_name] = (_name, _device or None)
 
 
 @pytest.fixture(params=list(BACKENDS))

@@ -230,7 +230,7 @@ def _max_norm(max_norm: Any) -> float | None:
             f"Embedding: max_norm must be a number > 0 or None, got {max_norm!r} "
             f"({type(max_norm).__name__})"
         )
-    if not max_norm > 0:  # also NaN
+    if not float(max_norm) > 0:  # also NaN
         raise ValueError(
             f"Embedding: max_norm must be > 0 (the largest norm a looked-up row keeps), got "
             f"{max_norm}; leave it None for no renormalization"
