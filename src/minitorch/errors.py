@@ -35,9 +35,9 @@ class CaptureError(RuntimeError):
 
 # PyTorch spellings minitorch writes the Array API way: name -> (what a PyTorch user
 # writes, what minitorch writes; ``x``, ``y`` and ``i`` stand for tensors). The
-# AttributeError of a missing name quotes its line (Tensor.__getattr__ and the
-# package's __getattr__); tests/test_spellings.py runs every right-hand side against
-# PyTorch's left-hand side.
+# AttributeError of a missing name quotes its line (a descriptor per name on Tensor,
+# tensor._Spelling, and the package's __getattr__); tests/test_spellings.py runs every
+# right-hand side against PyTorch's left-hand side.
 TENSOR_SPELLINGS: dict[str, tuple[str, str]] = {
     "t": ("x.t()", "x.mT"),
     "dim": ("x.dim()", "x.ndim"),

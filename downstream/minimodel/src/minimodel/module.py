@@ -665,12 +665,7 @@ class Module:
         >>> m.cpu() is m, str(m.weight.device)
         (True, 'cpu')
         """
-        where = f"{type(self).__name__}.cpu"
-        targets = {
-            t.backend.name: _device_of(t, _CPU_DEVICES.get(t.backend.name, "cpu"), "CPU", where)
-            for t in self._one_tensor_per_backend()
-        }
-        return self._place(lambda t: _moved(t, targets[t.backend.name], None, None, where))
+        return self._to_device("cpu", "CPU", f"{type(self).__name__}.cpu")
 
     def cuda(self, device: int | str | None = None) -> Self:
         """Move every parameter and buffer to a CUDA device of the backend it is on, in
@@ -692,19 +687,18 @@ class Module:
             ``to("cupy")``), or keep it on the CPU.
         """
         where = f"{type(self).__name__}.cuda"
-        name = _cuda_name(device, where)
-        targets = {
-            t.backend.name: _device_of(t, name, "CUDA", where)
-            for t in self._one_tensor_per_backend()
-        }
-        return self._place(lambda t: _moved(t, targets[t.backend.name], None, None, where))
+        return self._to_device(_cuda_name(device, where), "CUDA", where)
 
-    def _one_tensor_per_backend(self) -> list[minitorch.Tensor]:
-        """The first parameter or buffer on each backend that they are on."""
-        found: dict[str, minitorch.Tensor] = {}
+    def _to_device(self, name: str, kind: str, where: str) -> Self:
+        """:meth:`cpu` and :meth:`cuda`: every parameter and buffer to the device
+        ``name`` of the backend it is on, once each backend is known to have it (a
+        RuntimeError from :func:`_device_of` where one does not, before any move)."""
+        backends: dict[str, minitorch.Tensor] = {}  # the first tensor on each backend
         for t in [*self.parameters(), *self.buffers()]:
-            found.setdefault(t.backend.name, t)
-        return list(found.values())
+            backends.setdefault(t.backend.name, t)
+        for t in backends.values():
+            _device_of(t, name, kind, where)
+        return self._place(lambda t: _moved(t, name, None, None, where))
 
     def _place(self, move: Callable[[minitorch.Tensor], minitorch.Tensor]) -> Self:
         """Replace every parameter's values (and gradient) and every buffer by ``move``
@@ -1050,14 +1044,10 @@ def _moved(
     return out
 
 
-#: the name of a backend's CPU device, where it is not "cpu"
-_CPU_DEVICES = {"array_api_strict": "CPU_DEVICE"}
-
-
-def _device_of(t: minitorch.Tensor, name: str, kind: str, where: str) -> str:
-    """``name``, the device that :meth:`Module.cpu` (``kind`` "CPU") or
-    :meth:`Module.cuda` ("CUDA") moves the tensors on the backend of ``t`` to, if that
-    backend has it; else a RuntimeError that says where the module is and what to do."""
+def _device_of(t: minitorch.Tensor, name: str, kind: str, where: str) -> None:
+    """Check that the backend of ``t`` has the device ``name`` that :meth:`Module.cpu`
+    (``kind`` "CPU") or :meth:`Module.cuda` ("CUDA") moves its tensors to: a
+    RuntimeError that says where the module is and what to do where it has not."""
     be = t.backend
     try:
         be.parse_device(name)
@@ -1073,7 +1063,6 @@ def _device_of(t: minitorch.Tensor, name: str, kind: str, where: str) -> str:
             f"{where}: the module is on minitorch's {be.name} backend (device {t.device}), "
             f"which has no {kind} device {name!r} here ({str(exc).rstrip('.')}); {fix}"
         ) from exc
-    return name
 
 
 def _cuda_name(device: Any, where: str) -> str:
