@@ -69,6 +69,15 @@ def _batches(n: int, sizes: tuple[int, ...], dtype: str, seed: int = 1) -> list[
     ]
 
 
+def _assert_same_training(got: tuple[Any, ...], want: tuple[Any, ...]) -> None:
+    """A captured run ``(losses, params, generator state, ...)`` against the eager one:
+    every loss and parameter to the bit, the generator where the eager steps left it."""
+    for i, (a, b) in enumerate(zip(got[0], want[0], strict=True)):
+        np.testing.assert_array_equal(a, b, err_msg=f"loss {i}")
+    _assert_same_params(got[1], want[1])
+    assert got[2] == want[2]
+
+
 def _assert_same_state(a: dict[str, Any], b: dict[str, Any]) -> None:
     for k, v in b.items():
         if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
@@ -167,12 +176,8 @@ def test_recording_again_for_new_shapes_keeps_the_stream() -> None:
         step = minitorch.capture(raw, optimizer=optimizer) if captured else raw
         losses = [_host(step(x, y)) for x, y in _batches(20, (8, 5, 5), "float64")]
         runs.append((losses, ps, minitorch.default_generator.get_state(), step))
-    (want, eager_ps, eager_gen, _), (got, ps, gen, step) = runs
-    assert step.stats == {"records": 2, "replays": 18, "fallbacks": 0}
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(a, b)
-    _assert_same_params(ps, eager_ps)
-    assert gen == eager_gen
+    assert runs[1][3].stats == {"records": 2, "replays": 18, "fallbacks": 0}
+    _assert_same_training(runs[1], runs[0])
 
 
 def test_a_generator_reseeded_between_calls_is_followed() -> None:
@@ -208,12 +213,8 @@ def test_a_fallback_to_eager_draws_from_where_the_replay_started() -> None:
             batches[i] = (x, minitorch.tensor(np.where(np.arange(8) == 2, -100, _host(y))))
         losses = [_host(step(x, y)) for x, y in batches]
         runs.append((losses, ps, minitorch.default_generator.get_state(), step))
-    (want, eager_ps, eager_gen, _), (got, ps, gen, step) = runs
-    assert step.stats == {"records": 1, "replays": 8, "fallbacks": 3}
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(a, b)
-    _assert_same_params(ps, eager_ps)
-    assert gen == eager_gen
+    assert runs[1][3].stats == {"records": 1, "replays": 8, "fallbacks": 3}
+    _assert_same_training(runs[1], runs[0])
 
 
 def test_a_draw_sized_by_a_value_of_the_step_is_refused() -> None:
@@ -280,11 +281,7 @@ def test_with_emulated_cuda_graphs_the_draws_are_inputs_of_the_graphs(
             step = minitorch.capture(raw, optimizer=optimizer) if captured else raw
             losses = [_host(step(x, y)) for x, y in _batches(10, (8,), "float64")]
         runs.append((losses, ps, minitorch.default_generator.get_state()))
-    (want, eager_ps, eager_gen), (got, ps, gen) = runs
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(a, b)
-    _assert_same_params(ps, eager_ps)
-    assert gen == eager_gen
+    _assert_same_training(runs[1], runs[0])
     assert any(r.launches >= 9 for r in _EmulatedGraph.runners)
 
 
