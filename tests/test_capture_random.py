@@ -2,16 +2,19 @@
 every replay takes the same draws from the same generators, in the same order, as the
 eager step, so captured training equals eager training to the bit and leaves each
 generator where eager steps leave it; what a replay could not repeat (a generator
-reseeded in the step, or made in it and kept) is refused."""
+reseeded in the step, or made in it and kept, or a draw from NumPy's, Python's or torch's
+own global generator) is refused."""
 
 from __future__ import annotations
 
 import importlib
+import random
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from test_capture import (
     _assert_same_params,
     _counting_graph_runners,
@@ -372,6 +375,34 @@ def test_what_a_replay_of_draws_could_not_repeat_is_refused() -> None:
     with pytest.raises(CaptureError, match=r"Generator\(seed=1\), a generator it made and kept"):
         minitorch.capture(keeps)(x)
     assert g.get_state() != minitorch.Generator(3).get_state()  # the eager step drew
+
+
+@pytest.mark.parametrize(
+    ("source", "draw"),
+    [
+        ("NumPy's global generator", lambda: float(np.random.rand())),
+        ("NumPy's global generator", lambda: float(np.random.permutation(3)[0])),
+        ("Python's random module", random.random),
+        ("torch's default generator", lambda: float(torch.rand(()))),
+    ],
+)
+def test_a_draw_from_a_global_generator_of_another_library_is_refused(
+    source: str, draw: Callable[[], float]
+) -> None:
+    """Numbers drawn with NumPy, Python or torch directly would be constants of the
+    recording (every replay would repeat them): refused, naming the generator."""
+    x = minitorch.ones(3, dtype="float64")
+
+    def noisy(x: minitorch.Tensor) -> minitorch.Tensor:
+        return (x * draw()).sum()
+
+    step = minitorch.capture(noisy)
+    with pytest.raises(CaptureError, match=f"the step drew from {source}.*minitorch.randn"):
+        step(x)
+    assert step.stats["records"] == 0
+    with pytest.raises(CaptureError, match=source):  # nothing kept: refused again
+        step(x)
+    assert step.stats["records"] == 0
 
 
 def test_a_draw_on_a_backend_the_step_is_not_on_is_refused() -> None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import pickle
+import random
 import re
+import sys
 import threading
 import types
 import warnings
@@ -316,6 +319,7 @@ class Captured:
         versions = [p._version for p in params]
         #: id -> (a generator made before the step, its state after the step's last draw)
         expected = {id(g): (g, g.get_state()) for g in live_generators()}
+        host_rngs = _host_rng_states()
         made: list[weakref.ref[Generator]] = []  # the generators made in it that drew
         hypers = [_hyper_parameters(opt) for opt in self.optimizers]
         patched: list[tuple[Any, dict[str, Any]]] = []
@@ -439,6 +443,16 @@ class Captured:
                     f"records, so the replays would not change it again. Change it between "
                     f"calls (a learning-rate schedule after each call of the step)"
                 )
+        drawn = [name for name, (read, before) in host_rngs.items() if read() != before]
+        if drawn:
+            raise CaptureError(
+                f"{self!r}: the step drew from {drawn[0]}: a replay does not run the step's "
+                f"Python code, so it would repeat the numbers drawn while recording at every "
+                f"call. Draw with minitorch.randn, rand, randint or dropout (from the default "
+                f"generator, or generator=minitorch.Generator(seed) made before the first "
+                f"call), which a replay draws again; or draw outside the step and pass the "
+                f"numbers in as a Tensor argument"
+            )
         moved = [gen for gen, state in expected.values() if gen.get_state() != state]
         if moved:
             raise CaptureError(f"{self!r}: {_reseeded(moved[0])}")
@@ -903,6 +917,30 @@ def _recording_draw(
         return t
 
     return draw
+
+
+def _numpy_global_state() -> bytes:
+    return pickle.dumps(np.random.get_state())  # (it holds an array: compared as bytes)
+
+
+def _host_rng_states() -> dict[str, tuple[Callable[[], Any], Any]]:
+    """The process-wide generators a step can draw from without minitorch, each
+    with what reads its state and that state now: NumPy's global one (``np.random.rand``,
+    ``np.random.shuffle``), Python's ``random`` and, once torch is imported, torch's
+    default CPU generator (``torch.randn``). A step that moves one drew numbers that
+    would be constants of the recording. (A NumPy ``Generator`` the step makes, and
+    the generators of GPU libraries, are not followed.)"""
+    readers: dict[str, Callable[[], Any]] = {
+        "NumPy's global generator (np.random.rand, randn, shuffle, ...)": _numpy_global_state,
+        "Python's random module (random.random, shuffle, ...)": random.getstate,
+    }
+    torch = sys.modules.get("torch")
+    gen = getattr(torch, "default_generator", None)
+    if gen is not None:
+        readers["torch's default generator (torch.randn, rand, ...)"] = lambda: bytes(
+            gen.get_state().numpy()
+        )
+    return {name: (read, read()) for name, read in readers.items()}
 
 
 def _reseeded(g: Generator) -> str:
