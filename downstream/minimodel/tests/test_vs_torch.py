@@ -37,7 +37,7 @@ from minimodel import (
 )
 
 import minitorch
-from conftest import Tied, host
+from conftest import Tied, assert_same, host
 
 torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
 nn = torch.nn
@@ -1373,3 +1373,90 @@ def test_embedding_max_norm_errors() -> None:
     emb0 = nn.Embedding(3, 2, max_norm=0)
     emb0(torch.tensor([1]))
     assert not emb0.weight[1].any()
+
+
+class _Bag(Module):
+    """An Embedding(30, 4) read by a Linear head: token ids (B, T) -> the mean of their
+    embeddings -> 3 class scores."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__()
+        self.emb = Embedding(30, 4, **options)
+        self.head = Linear(4, 3)
+
+    def forward(self, ids: minitorch.Tensor) -> minitorch.Tensor:
+        out: minitorch.Tensor = self.head(self.emb(ids).mean(axis=1))
+        return out
+
+
+class _TorchBag(nn.Module):  # type: ignore[misc]
+    def __init__(self, **options: Any) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(30, 4, **options)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, ids: Any) -> Any:
+        return self.head(self.emb(ids).mean(dim=1))
+
+
+@pytest.mark.parametrize("options", [{"max_norm": 1.0}], ids=lambda o: ",".join(o))
+def test_embedding_trains_captured_as_eagerly_and_as_torch(
+    backend: Any, options: dict[str, Any]
+) -> None:
+    """20 SGD steps of an Embedding with ``options`` and a Linear head, eagerly and
+    ``minitorch.capture``d (one recording, 19 replays): the same losses and weights, to
+    the bit (1e-12 on a GPU: ``conftest.assert_same``), and those of torch.nn in float64
+    to 1e-10. ``max_norm`` renormalizes rows in place in every replayed step (rows looked
+    up for the first time, and rows the updates grew back past it), so a renormalization
+    run only while recording would show."""
+    rng = np.random.default_rng(0)
+    batches = [(rng.integers(0, 30, (8, 5)), rng.integers(0, 3, 8)) for _ in range(20)]
+    ref = _TorchBag(**options)
+    runs = []
+    for captured in (False, True):
+        minitorch.manual_seed(0)
+        model = _Bag(**options)
+        if not captured:
+            copy_weights(model, ref)  # (ref in float64)
+        opt = minitorch.optim.SGD(list(model.parameters()), lr=0.5)
+
+        def step(
+            ids: minitorch.Tensor, y: minitorch.Tensor, model: _Bag = model, opt: Any = opt
+        ) -> minitorch.Tensor:
+            loss = minitorch.cross_entropy(model(ids), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        run = minitorch.capture(step, optimizer=opt) if captured else step
+        losses = [host(run(minitorch.tensor(i), minitorch.tensor(t))) for i, t in batches]
+        runs.append((losses, model, run))
+    (want, eager, _), (got, model, run) = runs
+    assert run.stats == {"records": 1, "replays": 19, "fallbacks": 0}
+    for k, (a, b) in enumerate(zip(got, want, strict=True)):
+        assert_same(a, b, err_msg=f"loss {k}")
+    for (n, p), q in zip(model.named_parameters(), eager.parameters(), strict=True):
+        assert_same(host(p), host(q), err_msg=n)
+
+    topt = torch.optim.SGD(ref.parameters(), lr=0.5)
+    max_norm = options.get("max_norm")
+    seen: set[int] = set()
+    renormed = {"first look-up": 0, "grown back": 0}  # rows, in the replayed steps
+    for k, ((ids, y), loss) in enumerate(zip(batches, want, strict=True)):
+        used = np.unique(ids)
+        norms = host(torch.linalg.vector_norm(ref.emb.weight.detach(), dim=1))
+        if max_norm is not None and k:
+            for i in used[norms[used] > max_norm]:
+                renormed["grown back" if i in seen else "first look-up"] += 1
+        seen.update(used.tolist())
+        tl = nn.functional.cross_entropy(ref(torch.from_numpy(ids)), torch.from_numpy(y))
+        tl.backward()
+        topt.step()
+        topt.zero_grad()
+        np.testing.assert_allclose(loss, host(tl), rtol=1e-10, atol=0, err_msg=f"loss {k}")
+    theirs = dict(ref.named_parameters())
+    for n, p in eager.named_parameters():
+        np.testing.assert_allclose(host(p), host(theirs[n]), rtol=1e-10, atol=1e-12, err_msg=n)
+    if max_norm is not None:
+        assert renormed["first look-up"] >= 5 and renormed["grown back"] >= 20, renormed
