@@ -882,6 +882,47 @@ def test_an_in_place_write_into_a_constant_array_is_refused() -> None:
     np.testing.assert_array_equal(_host(buf), [3.0, 3.0])  # (refused before it wrote)
 
 
+def test_a_constant_tensor_given_a_new_array_in_the_step_is_refused() -> None:
+    """buf[idx] = rows computed from the step's argument, buf no parameter (a frozen
+    embedding table renormalized in place): the replays would read buf's old array
+    again. It was refused as a tensor of the step "kept outside it", with the advice to
+    return it; the error now says to give it to params=, and given there it follows
+    eager steps."""
+
+    def make(buf: minitorch.Tensor) -> Callable[..., minitorch.Tensor]:
+        def step(x: minitorch.Tensor, idx: minitorch.Tensor) -> minitorch.Tensor:
+            buf[idx] = buf[idx] * 0.5 + x
+            return (buf * 2.0).sum()
+
+        return step
+
+    def table() -> minitorch.Tensor:
+        return minitorch.tensor(np.arange(8.0).reshape(4, 2))
+
+    x, idx = minitorch.ones(2, 2), minitorch.tensor([3, 1])
+    buf = table()
+    with pytest.raises(
+        CaptureError,
+        match=re.escape(
+            "a tensor of shape (4, 2) that the step read as a constant (neither an argument "
+            "nor a parameter) was given a new array computed in it (t[idx] = v or t += v "
+            "under no_grad: a running statistic, an embedding table renormalized in "
+            "place): the replay would read its old array again and not update it; give "
+            "it to capture(params=[...])"
+        ),
+    ):
+        minitorch.capture(make(buf))(x, idx)
+    assert _is_real_array(buf.data, buf.backend)  # as the eager step left it
+    np.testing.assert_array_equal(_host(buf), [[0, 1], [2.0, 2.5], [4, 5], [4.0, 4.5]])
+    buf, eager_buf = table(), table()
+    step, eager = minitorch.capture(make(buf), params=[buf]), make(eager_buf)
+    for k in (1, 2, 0):
+        idx = minitorch.tensor([k, 3])
+        np.testing.assert_array_equal(_host(step(x, idx)), _host(eager(x, idx)))
+        np.testing.assert_array_equal(_host(buf), _host(eager_buf))
+    assert step.stats["replays"] == 2
+
+
 def test_numpys_ix_is_no_in_place_function() -> None:
     """xp.ix_ ends with an underscore as torch's in-place functions do; it was refused."""
     if minitorch.get_backend().name != "numpy":

@@ -1460,3 +1460,53 @@ def test_embedding_trains_captured_as_eagerly_and_as_torch(
         np.testing.assert_allclose(host(p), host(theirs[n]), rtol=1e-10, atol=1e-12, err_msg=n)
     if max_norm is not None:
         assert renormed["first look-up"] >= 5 and renormed["grown back"] >= 20, renormed
+
+
+def test_a_frozen_embedding_with_max_norm_in_a_captured_step(backend: Any) -> None:
+    """A frozen Embedding(max_norm=1.0) (weight.requires_grad_(False), only the head
+    trained) still renormalizes the rows it looks up in each forward, as torch.nn does:
+    its weight is no parameter of the capture, so the replays would read the table of
+    the recording again. The capture refuses it and says to give the weight to
+    ``params=``; given there, 8 captured steps leave the table, the head and the
+    losses where the eager steps leave them."""
+    rng = np.random.default_rng(1)
+    batches = [(rng.integers(0, 30, (8, 5)), rng.integers(0, 3, 8)) for _ in range(8)]
+
+    def make() -> tuple[_Bag, Any, Any]:
+        minitorch.manual_seed(0)
+        model = _Bag(max_norm=1.0)
+        model.emb.weight.requires_grad_(False)
+        opt = minitorch.optim.SGD(list(model.head.parameters()), lr=0.5)
+
+        def step(ids: minitorch.Tensor, y: minitorch.Tensor) -> minitorch.Tensor:
+            loss = minitorch.cross_entropy(model(ids), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return model, opt, step
+
+    model, opt, step = make()
+    ids, y = (minitorch.tensor(a) for a in batches[0])
+    with pytest.raises(
+        minitorch.CaptureError,
+        match=re.escape(
+            "a tensor of shape (30, 4) that the step read as a constant (neither an "
+            "argument nor a parameter) was given a new array computed in it"
+        )
+        + r".*give it to capture\(params=\[\.\.\.\]\)",
+    ):
+        minitorch.capture(step, optimizer=opt)(ids, y)
+
+    (eager_model, _, eager), (model, opt, step) = make(), make()
+    run = minitorch.capture(step, optimizer=opt, params=[model.emb.weight])
+    for k, (i, t) in enumerate(batches):
+        ids, y = minitorch.tensor(i), minitorch.tensor(t)
+        assert_same(host(run(ids, y)), host(eager(ids, y)), err_msg=f"loss {k}")
+    assert run.stats == {"records": 1, "replays": 7, "fallbacks": 0}
+    for (n, p), q in zip(model.named_parameters(), eager_model.parameters(), strict=True):
+        assert_same(host(p), host(q), err_msg=n)
+    w = host(model.emb.weight)
+    used = np.unique(np.concatenate([i.ravel() for i, _ in batches]))
+    assert np.all(np.linalg.norm(w[used], axis=1) <= 1.0)

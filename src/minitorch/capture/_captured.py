@@ -825,7 +825,17 @@ def _release(rec: _Recorder) -> list[str]:
                     )
                 if holder.data is t:
                     holder.data = t.value
-                    if not t.const:  # (a kept tensor's graph keeps those it was made of)
+                    known = rec.constants.get(id(holder))
+                    if not t.const and known is not None and known() is holder:
+                        problems.append(
+                            f"a tensor{label} of shape {tuple(t.value.shape)} that the step "
+                            f"read as a constant (neither an argument nor a parameter) was "
+                            f"given a new array computed in it (t[idx] = v or t += v under "
+                            f"no_grad: a running statistic, an embedding table renormalized "
+                            f"in place): the replay would read its old array again and not "
+                            f"update it; give it to capture(params=[...])"
+                        )
+                    elif not t.const:  # (a kept tensor's graph keeps those it was made of)
                         (problems if holder._node is not None else graphless).append(
                             f"a tensor{label} of shape {tuple(t.value.shape)} computed in "
                             f"the step is kept outside it (in a list, an attribute, a "
@@ -855,6 +865,7 @@ def _watching_apply(rec: _Recorder, apply: Callable[..., Any]) -> Callable[..., 
             for a in args:
                 if isinstance(a, Tensor) and type(a.data) is not _Traced:
                     rec.raw[id(a.data)] = a.data
+                    rec.constants[id(a)] = weakref.ref(a)
                     if a._requires_grad and a._node is None:  # (only those: no temporaries)
                         rec.read[id(a)] = a
         return apply(op, args, params)

@@ -464,6 +464,9 @@ class _Recorder:
         self.raw: dict[int, Any] = {}
         #: leaf tensors requiring grad whose arrays an op read as constants, by id
         self.read: dict[int, Tensor] = {}
+        #: every tensor whose array an op read as a constant (one from outside the step
+        #: that is neither an argument nor a parameter), by id
+        self.constants: dict[int, weakref.ref[Tensor]] = {}
         #: id(parameter) -> how many times the real optimizer steps bumped its version
         self.host_bumps: dict[int, int] = {}
         #: the given optimizers and the code of their step() methods: the replay calls
