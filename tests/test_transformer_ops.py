@@ -1,6 +1,7 @@
 """Explicit values of the ops a transformer needs (sin, cos, rsqrt, tril, triu,
-masked_fill) against PyTorch float64, on the backend under test. The generic suites
-(test_catalog, test_hypothesis, test_higher_order) check them from their Facts too."""
+masked_fill, embedding's scale_grad_by_freq) against PyTorch float64, on the backend
+under test. The generic suites (test_catalog, test_hypothesis, test_higher_order) check
+them from their Facts too (scale_grad_by_freq apart: its gradient is no derivative)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from helpers import tensor_f64, torch_f64
 import minitorch
 from minitorch import autograd
 from minitorch.errors import OpError
-from minitorch.testing import assert_close
+from minitorch.testing import assert_close, gradgradcheck
 
 torch = pytest.importorskip("torch", reason="PyTorch is the float64 reference")
 
@@ -201,3 +202,70 @@ def test_rsqrt_values_and_gradients(backend: Any) -> None:
     assert g is not None
     (h,) = autograd.grad(g.sum(), z)
     assert_close(h, 0.75 * np.array([0.25, 1.0, 4.0]) ** -2.5, atol=1e-12, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ embedding
+#: 3 four times, 0 twice, 1 and 5 once, 2 and 4 not at all
+IDS = np.array([[0, 3, 3, 5], [3, 1, 0, 3]])
+
+
+def _freq_scaled(ids: np.ndarray, g: np.ndarray, n: int) -> np.ndarray:
+    """The weight's gradient with scale_grad_by_freq, in NumPy: each row of ``g``
+    divided by the count of its index, summed into the index's row."""
+    flat = ids.ravel()
+    rows = g.reshape(flat.size, -1) / np.bincount(flat, minlength=n)[flat, None]
+    out = np.zeros((n, rows.shape[1]))
+    np.add.at(out, flat, rows)
+    return out
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_embedding_scale_grad_by_freq(scale: bool, backend: Any) -> None:
+    """scale_grad_by_freq=True divides the gradient rows of each index by its count in
+    the batch (row 3: a quarter of its four rows' sum), as
+    torch.nn.functional.embedding(scale_grad_by_freq=True); the output is the same.
+    Without indices the gradient is zeros."""
+    rng = np.random.default_rng(0)
+    w0, g = rng.standard_normal((6, 3)), rng.standard_normal((2, 4, 3))
+    w = tensor_f64(w0, backend, requires_grad=True)
+    out = minitorch.embedding(minitorch.tensor(IDS), w, scale_grad_by_freq=scale)
+    out.backward(tensor_f64(g, backend))
+    tw = torch_f64(w0, requires_grad=True)
+    tout = torch.nn.functional.embedding(torch.from_numpy(IDS), tw, scale_grad_by_freq=scale)
+    tout.backward(torch.from_numpy(g))
+    assert_close(out, tout, atol=0, rtol=0, msg="embedding: ")
+    grad = _host(w.grad, backend)
+    assert_close(grad, tw.grad, atol=1e-15, rtol=1e-15, msg="embedding grad: ")
+    if scale:
+        assert_close(grad, _freq_scaled(IDS, g, 6), atol=1e-15, rtol=1e-15)
+        np.testing.assert_array_equal(grad[[2, 4]], np.zeros((2, 3)))
+
+    w.grad = None
+    none = minitorch.embedding(
+        minitorch.tensor(np.zeros((2, 0), np.int64)), w, scale_grad_by_freq=scale
+    )
+    none.sum().backward()
+    np.testing.assert_array_equal(_host(w.grad, backend), np.zeros((6, 3)))
+
+
+def test_embedding_scale_grad_by_freq_under_create_graph(backend: Any) -> None:
+    """With create_graph=True the VJP runs on Tensors (the counts a constant): the same
+    gradient, itself differentiable in the upstream gradient (gradgradcheck; PyTorch's
+    double backward drops the scaling, so it is no reference there)."""
+    rng = np.random.default_rng(1)
+    w0, g = rng.standard_normal((6, 3)), rng.standard_normal((2, 4, 3))
+    w = tensor_f64(w0, backend, requires_grad=True)
+    ids = minitorch.tensor(IDS)
+    out = minitorch.embedding(ids, w, scale_grad_by_freq=True)
+    (gw,) = autograd.grad(out, w, tensor_f64(g, backend), create_graph=True)
+    assert gw is not None
+    assert_close(gw, _freq_scaled(IDS, g, 6), atol=1e-15, rtol=1e-15)
+    assert gradgradcheck(lambda t: minitorch.embedding(ids, t, scale_grad_by_freq=True), [w])
+
+
+def test_embedding_scale_grad_by_freq_must_be_a_bool(backend: Any) -> None:
+    w = tensor_f64(np.ones((3, 2)), backend, requires_grad=True)
+    with pytest.raises(
+        OpError, match=r"embedding: scale_grad_by_freq must be True or False, got 'yes'"
+    ):
+        minitorch.embedding(minitorch.tensor([0, 1]), w, scale_grad_by_freq="yes")  # type: ignore[arg-type]

@@ -473,9 +473,32 @@ take = defop(
 )
 
 
-def _embedding(xp: Any, indices: Any, weight: Any) -> tuple[Any, tuple[Any, ...]]:
+def _embedding(
+    xp: Any, indices: Any, weight: Any, scale_grad_by_freq: bool = False
+) -> tuple[Any, tuple[Any, ...]]:
     """Rows of ``weight`` (V, D) picked by integer ``indices`` of any shape, as
-    ``torch.nn.functional.embedding``; repeated indices accumulate in backward."""
+    ``torch.nn.functional.embedding``; repeated indices accumulate in backward.
+
+    With ``scale_grad_by_freq=True``, the gradient rows of each index are divided by
+    the number of times that index occurs in ``indices`` (the mini-batch), as PyTorch's
+    option: a frequent token gets the mean of its gradient rows rather than their sum.
+    The forward is the same.
+
+    Examples
+    --------
+    >>> import minitorch
+    >>> w = minitorch.ones(3, 2, requires_grad=True)
+    >>> out = minitorch.embedding(minitorch.tensor([2, 0, 2]), w, scale_grad_by_freq=True)
+    >>> out.sum().backward()
+    >>> w.grad
+    array([[1., 1.],
+           [0., 0.],
+           [1., 1.]], dtype=float32)
+    """
+    if not isinstance(scale_grad_by_freq, bool):
+        raise InputError(
+            f"embedding: scale_grad_by_freq must be True or False, got {scale_grad_by_freq!r}"
+        )
     if weight.ndim != 2:
         raise OpError(
             f"embedding: weight must be 2-D (num_embeddings, dim), got shape {tuple(weight.shape)}"
@@ -487,11 +510,20 @@ def _embedding(xp: Any, indices: Any, weight: Any) -> tuple[Any, tuple[Any, ...]
 
 
 def _embedding_vjp(
-    xp: Any, g: Any, saved: tuple[Any, ...], needs: tuple[bool, ...]
+    xp: Any,
+    g: Any,
+    saved: tuple[Any, ...],
+    needs: tuple[bool, ...],
+    scale_grad_by_freq: bool = False,
 ) -> tuple[None, Any]:
     flat, v, d = saved
-    # one row of g per index (not -1: a reshape to (-1, 0) is ambiguous)
-    return None, xp.scatter_add(v, flat, xp.reshape(g, (flat.shape[0], d)))
+    n = flat.shape[0]
+    rows = xp.reshape(g, (n, d))  # one row of g per index (not -1: (-1, 0) is ambiguous)
+    if scale_grad_by_freq and n:
+        # each row divided by the count of its index in the whole batch (PyTorch's)
+        counts = xp.scatter_add(v, flat, xp.ones_like(flat, dtype=g.dtype))
+        rows = rows / xp.reshape(xp.take(counts, flat, axis=0), (n, 1))
+    return None, xp.scatter_add(v, flat, rows)
 
 
 def _embedding_sample(rng: Any) -> tuple[Any, ...]:
@@ -510,9 +542,11 @@ embedding = defop(
     nin=2,
     facts=Facts(
         ref=lambda torch, i, w: torch.nn.functional.embedding(i, w),
+        # no scale_grad_by_freq sample: that gradient is not the derivative, which the
+        # generic suites check; tests/test_transformer_ops.py holds it against PyTorch
         samples=(Sample(make=_embedding_sample), Sample(make=_embedding_nothing, name="no index")),
         grad_inputs=(1,),
-        formula="scatter-add g rows at indices",
+        formula="scatter-add g rows at indices (/ their count: scale_grad_by_freq)",
     ),
 )
 
