@@ -1375,6 +1375,76 @@ def test_embedding_max_norm_errors() -> None:
     assert not emb0.weight[1].any()
 
 
+@pytest.mark.parametrize(
+    ("padding_idx", "max_norm"), [(None, None), (3, None), (-1, None), (0, 1.0)]
+)
+def test_embedding_scale_grad_by_freq_matches_torch(
+    backend: Any, padding_idx: int | None, max_norm: float | None
+) -> None:
+    """``scale_grad_by_freq=True``: the gradient of each row looked up is the sum of its
+    upstream rows divided by how often the batch looks it up (padding ids count too),
+    the padding row still gets none, and ``max_norm`` renormalizes as before, as
+    torch.nn.Embedding; the output is unchanged. The gradient also against NumPy, at
+    1e-12."""
+    minitorch.manual_seed(0)
+    ours = Embedding(10, 4, padding_idx, max_norm, scale_grad_by_freq=True)
+    ref = nn.Embedding(10, 4, padding_idx, max_norm, scale_grad_by_freq=True)
+    assert repr(ours) == repr(ref)
+    assert ours.scale_grad_by_freq is True and ours.sparse is False
+    ids = np.array([[0, 3, 3, 9], [3, 0, 2, 3], [9, 9, 1, 0]])  # 3 and 0 four times
+    check_against_torch(ours, ref, [ids])
+
+    ours.zero_grad()
+    up = rng_normal(3, 4, 4, seed=5)
+    ours(minitorch.tensor(ids)).backward(minitorch.tensor(up))
+    flat = ids.ravel()
+    want = np.zeros((10, 4))
+    np.add.at(want, flat, up.reshape(-1, 4) / np.bincount(flat, minlength=10)[flat, None])
+    if ours.padding_idx is not None:
+        want[ours.padding_idx] = 0.0
+    np.testing.assert_allclose(host(ours.weight.grad), want, rtol=1e-12, atol=1e-15)
+    if padding_idx is None:  # without the option: the plain sums, 4x row 3's scaled one
+        plain = Embedding(10, 4)
+        plain(minitorch.tensor(ids)).backward(minitorch.tensor(up))
+        np.testing.assert_allclose(host(plain.weight.grad)[3], 4 * want[3], rtol=1e-12)
+
+
+def test_embedding_sparse_is_refused(backend: Any) -> None:
+    """``sparse=True`` asks for a sparse gradient, which minitorch does not have: refused,
+    saying what to do. The dense gradient holds the values of torch.nn's sparse one."""
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Embedding(10, 4): sparse=True is not supported: minitorch has no sparse "
+            "gradients. Leave sparse=False (the default): weight.grad is then a dense "
+            "array of shape (10, 4) holding what a sparse gradient would (zeros in the rows "
+            "not looked up), for minitorch.optim's optimizers (there is no SparseAdam: "
+            "Adam moves every row)"
+        ),
+    ):
+        Embedding(10, 4, sparse=True)
+    minitorch.manual_seed(0)
+    ours = Embedding(10, 4, sparse=False)
+    assert ours.sparse is False and repr(ours) == repr(nn.Embedding(10, 4, sparse=False))
+    ref = nn.Embedding(10, 4, sparse=True)
+    copy_weights(ours, ref)
+    ids, up = np.array([[1, 4, 4], [7, 1, 4]]), rng_normal(2, 3, 4, seed=6)
+    ours(ids).backward(minitorch.tensor(up))
+    ref(torch.from_numpy(ids)).backward(torch.from_numpy(up))
+    assert ref.weight.grad.is_sparse
+    np.testing.assert_allclose(host(ours.weight.grad), host(ref.weight.grad.to_dense()), **TOL)
+    for name in ("scale_grad_by_freq", "sparse"):
+        for wrong in (1, "yes", None):
+            with pytest.raises(
+                TypeError,
+                match=re.escape(
+                    f"Embedding: {name} must be True or False, got {wrong!r} "
+                    f"({type(wrong).__name__})"
+                ),
+            ):
+                Embedding(3, 2, **{name: wrong})
+
+
 class _Bag(Module):
     """An Embedding(30, 4) read by a Linear head: token ids (B, T) -> the mean of their
     embeddings -> 3 class scores."""
@@ -1399,7 +1469,15 @@ class _TorchBag(nn.Module):  # type: ignore[misc]
         return self.head(self.emb(ids).mean(dim=1))
 
 
-@pytest.mark.parametrize("options", [{"max_norm": 1.0}], ids=lambda o: ",".join(o))
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_norm": 1.0},
+        {"scale_grad_by_freq": True, "padding_idx": 0},
+        {"max_norm": 1.0, "norm_type": 1.0, "scale_grad_by_freq": True, "padding_idx": 2},
+    ],
+    ids=lambda o: ",".join(o),
+)
 def test_embedding_trains_captured_as_eagerly_and_as_torch(
     backend: Any, options: dict[str, Any]
 ) -> None:
@@ -1408,7 +1486,8 @@ def test_embedding_trains_captured_as_eagerly_and_as_torch(
     the bit (1e-12 on a GPU: ``conftest.assert_same``), and those of torch.nn in float64
     to 1e-10. ``max_norm`` renormalizes rows in place in every replayed step (rows looked
     up for the first time, and rows the updates grew back past it), so a renormalization
-    run only while recording would show."""
+    run only while recording would show; with ``scale_grad_by_freq`` every batch (40
+    ids of 30) repeats ids, padding ids too."""
     rng = np.random.default_rng(0)
     batches = [(rng.integers(0, 30, (8, 5)), rng.integers(0, 3, 8)) for _ in range(20)]
     ref = _TorchBag(**options)
@@ -1445,7 +1524,9 @@ def test_embedding_trains_captured_as_eagerly_and_as_torch(
     renormed = {"first look-up": 0, "grown back": 0}  # rows, in the replayed steps
     for k, ((ids, y), loss) in enumerate(zip(batches, want, strict=True)):
         used = np.unique(ids)
-        norms = host(torch.linalg.vector_norm(ref.emb.weight.detach(), dim=1))
+        norms = host(
+            torch.linalg.vector_norm(ref.emb.weight.detach(), options.get("norm_type", 2), 1)
+        )
         if max_norm is not None and k:
             for i in used[norms[used] > max_norm]:
                 renormed["grown back" if i in seen else "first look-up"] += 1

@@ -109,6 +109,15 @@ class Embedding(Module):
     embedding`` does; the output and the gradient are then those of the renormalized
     table.
 
+    With ``scale_grad_by_freq=True``, the gradient rows of each index are divided by the
+    number of times it occurs in the forward's indices (the mini-batch), as in PyTorch
+    (:func:`minitorch.embedding`'s option of the same name); with ``padding_idx`` the
+    padding row still gets no gradient.
+
+    ``sparse=True`` (PyTorch's sparse gradient of the table) is refused: minitorch has
+    no sparse gradients. ``weight.grad`` is a dense array of the table's shape, zero in
+    the rows not looked up, with the values a sparse gradient holds.
+
     Examples
     --------
     >>> import minitorch
@@ -132,6 +141,8 @@ class Embedding(Module):
         padding_idx: int | None = None,
         max_norm: float | None = None,
         norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
         *,
         dtype: str | None = None,
     ) -> None:
@@ -143,6 +154,17 @@ class Embedding(Module):
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
         self.max_norm = _max_norm(max_norm)
         self.norm_type = _norm_type(norm_type)
+        self.scale_grad_by_freq = _flag("scale_grad_by_freq", scale_grad_by_freq)
+        self.sparse = _flag("sparse", sparse)
+        if self.sparse:
+            raise ValueError(
+                f"Embedding({num_embeddings}, {embedding_dim}): sparse=True is not "
+                f"supported: minitorch has no sparse gradients. Leave sparse=False (the "
+                f"default): weight.grad is then a dense array of shape ({num_embeddings}, "
+                f"{embedding_dim}) holding what a sparse gradient would (zeros in the rows "
+                f"not looked up), for minitorch.optim's optimizers (there is no SparseAdam: "
+                f"Adam moves every row)"
+            )
         weight = minitorch.randn(num_embeddings, embedding_dim, dtype=dtype)
         if self.padding_idx is not None:
             weight[self.padding_idx] = 0.0  # drawn first, then zeroed: PyTorch's draws
@@ -152,7 +174,9 @@ class Embedding(Module):
         try:
             if self.max_norm is not None:
                 self._renorm(indices, self.max_norm)
-            out = minitorch.embedding(indices, self.weight)
+            out = minitorch.embedding(
+                indices, self.weight, scale_grad_by_freq=self.scale_grad_by_freq
+            )
         except minitorch.OpError as exc:
             problem = _index_problem(indices, self.num_embeddings, exc)
             raise ValueError(f"{self!r}: {problem}") from exc
@@ -198,6 +222,8 @@ class Embedding(Module):
             out += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
             out += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            out += ", scale_grad_by_freq=True"
         return out
 
 
@@ -249,6 +275,15 @@ def _norm_type(norm_type: Any) -> float:
     if math.isnan(norm_type):
         raise ValueError("Embedding: norm_type must be a number (the p of the p-norm), got nan")
     return norm_type  # type: ignore[return-value]
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A True/False argument ``name`` of an Embedding; else a TypeError that names it."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"Embedding: {name} must be True or False, got {value!r} ({type(value).__name__})"
+        )
+    return value
 
 
 def _index_problem(indices: Any, n: int, error: Exception) -> str:
