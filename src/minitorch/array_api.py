@@ -390,7 +390,10 @@ class Namespace:
 
     def astype(self, x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
         """``x`` as ``dtype`` (on ``device``); differentiable between floating dtypes.
-        With ``copy=False`` and nothing to change, ``x`` itself."""
+        With ``copy=False`` and nothing to change, ``x`` itself. ``dtype`` as minitorch's
+        ``dtype=`` reads it (a name, a NumPy type, any library's dtype object)."""
+        be = x._backend if isinstance(x, Tensor) else self.backend
+        dtype = be.resolve_dtype(dtype, "astype")
         if not isinstance(x, Tensor):
             if device is None:
                 return self.backend.xp.astype(x, dtype, copy=copy)
@@ -1126,6 +1129,7 @@ class Namespace:
         creation function of the namespace); without ``dtype`` the default integer dtype
         if every bound is an int, else the default floating dtype (the standard)."""
         be = self.backend
+        dtype = _dtype(be, dtype, "arange")
         if dtype is None:
             bounds = (start, stop, step)
             if any(isinstance(b, float) for b in bounds):
@@ -1146,6 +1150,7 @@ class Namespace:
         self, shape: Sequence[int] | int, fill_value: Any, *, dtype: Any = None, device: Any = None
     ) -> Tensor:
         be = self.backend
+        dtype = _dtype(be, dtype, "full")
         if dtype is None:
             dtype = self._default_dtype_for(fill_value)
         return self._const(be.xp.full(shape, fill_value, dtype=dtype, device=device or be.device))
@@ -1165,8 +1170,10 @@ class Namespace:
         self, x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None
     ) -> Any:
         if isinstance(x, Tensor):
+            dtype = _dtype(x._backend, dtype, "full_like")
             out = x._backend.xp.full_like(x.data, fill_value, dtype=dtype, device=device)
             return Tensor._make(out, x._backend, None)
+        dtype = _dtype(self.backend, dtype, "full_like")
         return self.backend.xp.full_like(x, fill_value, dtype=dtype, device=device)
 
     def zeros_like(self, x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
@@ -1182,8 +1189,10 @@ class Namespace:
     ) -> Any:
         if isinstance(obj, Tensor):
             out = self.clone(obj) if copy else obj
+            dtype = _dtype(obj._backend, dtype, "asarray")
             return self.astype(out, dtype) if dtype is not None and dtype != obj.dtype else out
         be = self.backend
+        dtype = _dtype(be, dtype, "asarray")
         if dtype is None:
             dtype = self._python_dtype(obj)
         return self._const(be.xp.asarray(obj, dtype=dtype, device=device or be.device, copy=copy))
@@ -1225,9 +1234,8 @@ class Namespace:
         device: Any = None,
     ) -> Tensor:
         be = self.backend
-        return self._const(
-            be.xp.eye(n_rows, n_cols, k=k, dtype=dtype or be.dtype, device=device or be.device)
-        )
+        dtype = be.resolve_dtype(dtype, "eye")  # None: the default float dtype
+        return self._const(be.xp.eye(n_rows, n_cols, k=k, dtype=dtype, device=device or be.device))
 
     def linspace(
         self,
@@ -1242,9 +1250,21 @@ class Namespace:
     ) -> Tensor:
         be = self.backend
         arr = be.xp.linspace(
-            start, stop, num, dtype=dtype or be.dtype, device=device or be.device, endpoint=endpoint
+            start,
+            stop,
+            num,
+            dtype=be.resolve_dtype(dtype, "linspace"),
+            device=device or be.device,
+            endpoint=endpoint,
         )
         return self._const(arr)
+
+
+def _dtype(be: Backend, dtype: Any, who: str) -> Any:
+    """``dtype=`` of a creation function of the namespace as ``be``'s library's dtype,
+    read as minitorch's creation functions read it (:meth:`Backend.resolve_dtype`: a
+    name, a NumPy type, any library's dtype object); None stays None."""
+    return None if dtype is None else be.resolve_dtype(dtype, who)
 
 
 _NAMESPACES: dict[Backend, Namespace] = {}

@@ -198,7 +198,7 @@ def _new(
 ) -> Tensor:
     be = on_device(get_backend(), device, who)
     fill = _number_of(fill)
-    dt = _fill_dtype(be, fill) if infer and dtype is None else be.resolve_dtype(dtype)
+    dt = _fill_dtype(be, fill) if infer and dtype is None else be.resolve_dtype(dtype, who)
     _check_room(who, shape, be, dt)
     arr = be.xp.full(shape, _fill(who, fill, be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
@@ -245,7 +245,7 @@ def _like(who: str, x: Tensor, fill: Any, dtype: Any, device: Any, requires_grad
             f"{', fill_value' if make == 'full' else ''}) for a new tensor of a given shape"
         )
     be = on_device(x._backend, x.device if device is None else device, who)
-    dt = x.data.dtype if dtype is None else be.resolve_dtype(dtype)
+    dt = x.data.dtype if dtype is None else be.resolve_dtype(dtype, who)
     arr = be.xp.full(x.shape, _fill(who, _number_of(fill), be, dt), dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, who)
 
@@ -335,9 +335,10 @@ def arange(
     if step == 0:
         raise ValueError("arange: step must not be zero, got step=0")
     ints = all(isinstance(v, int) for v in (start, stop, step))
-    dt = (
-        be.resolve_dtype(dtype) if dtype is not None else (be.dtypes["int64"] if ints else be.dtype)
-    )
+    if dtype is not None:
+        dt = be.resolve_dtype(dtype, "arange")
+    else:
+        dt = be.dtypes["int64"] if ints else be.dtype
     if be.xp.isdtype(dt, "integral"):
         info = np.iinfo(be.dtype_name(dt))
         for name, v in (("start", start), ("stop", stop), ("step", step)):
@@ -376,7 +377,7 @@ def linspace(
     num = _integer("linspace", "num", num)
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
-    dt = be.resolve_dtype(dtype)
+    dt = be.resolve_dtype(dtype, "linspace")
     _check_room("linspace", (num,), be, dt)
     arr = be.xp.linspace(start, stop, num, dtype=dt, device=be.device)
     return _leaf(arr, be, requires_grad, "linspace")
@@ -508,7 +509,7 @@ def _random(
     generator: Any,
 ) -> Tensor:
     be = on_device(get_backend(), device, who)
-    dt = be.resolve_dtype(dtype)
+    dt = be.resolve_dtype(dtype, who)
     _check_room(who, size, be, dt)
     arr = host_draw(generator, who, draw, be, dt, be.device)
     return _leaf(arr, be, requires_grad, who)
@@ -569,7 +570,7 @@ def randint(
         )
     size = _size("randint", (shape,))
     be = on_device(get_backend(), device, "randint")
-    dt = be.dtypes["int64"] if dtype is None else be.resolve_dtype(dtype)
+    dt = be.dtypes["int64"] if dtype is None else be.resolve_dtype(dtype, "randint")
     _check_room("randint", size, be, dt)
     arr = host_draw(
         generator, "randint", lambda g: g.integers(lo, hi, size=size), be, dt, be.device

@@ -118,7 +118,7 @@ class Tensor:
         be = on_device(
             data._backend if isinstance(data, Tensor) else get_backend(), device, "tensor"
         )
-        dt = be.resolve_dtype(dtype) if dtype is not None else None
+        dt = be.resolve_dtype(dtype, "tensor") if dtype is not None else None
         with be.on_device():  # CuPy: made on the tensor's GPU, wherever the current one is
             _init(self, _fresh_array(data, be, dt, device), be, None)
         self.name = name

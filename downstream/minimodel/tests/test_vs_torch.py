@@ -835,8 +835,8 @@ def test_to_dtype_matches_torch(backend: Any) -> None:
 def test_double_float_half_match_torch(backend: Any) -> None:
     """``float()`` / ``double()`` cast what ``to(dtype=...)`` casts, as torch.nn's:
     floating parameters, buffers and gradients, not the integer buffer; parameters stay
-    the same objects. ``half()`` has no float16 to cast to in minitorch: it says so and
-    changes nothing."""
+    the same objects. ``half()`` too where the backend has float16; array-api-strict has
+    none: it says so and changes nothing."""
     ours, ref = Stats(), StatsTorch().double()
     with torch.no_grad():
         for t in [*ref.parameters(), ref.running_mean, ref.scratch, ref.inner.mask]:
@@ -868,18 +868,27 @@ def test_double_float_half_match_torch(backend: Any) -> None:
     same("float64")  # float32 values, widened
     assert _dtype_name(ours.count) == "int64"
 
-    for cast, where in [(ours.half, "Stats.half"), (lambda: ours.to(dtype="float16"), "Stats.to")]:
-        with pytest.raises(
-            ValueError,
-            match=re.escape(
-                f"{where}: minitorch's {backend.name} backend has no dtype 'float16'; its "
-                f"floating-point dtypes are float32, float64: use one of them "
-                f"(Module.float() for float32, Module.double() for float64)"
-            ),
-        ):
-            cast()
-        same("float64")  # nothing changed
-    assert _dtype_name(ref.half().scale) == "float16"  # where torch.nn has it
+    if not hasattr(backend.xp, "float16"):  # array-api-strict
+        for cast, where in [
+            (ours.half, "Stats.half"),
+            (lambda: ours.to(dtype="float16"), "Stats.to"),
+        ]:
+            with pytest.raises(
+                ValueError,
+                match=re.escape(
+                    f"{where}: minitorch's {backend.name} backend has no dtype 'float16'; "
+                    f"its floating-point dtypes are float32, float64: use one of them "
+                    f"(Module.float() for float32, Module.double() for float64)"
+                ),
+            ):
+                cast()
+            same("float64")  # nothing changed
+        return
+    assert ours.half() is ours and ref.half() is ref
+    same("float16")  # float64 values and gradients, rounded to float16 as torch rounds them
+    assert _dtype_name(ours.count) == "int64"
+    assert ours.to(dtype="float64") is ours and ref.double() is ref
+    same("float64")  # the float16 values, widened back alike
 
 
 def test_apply_named_children_and_requires_grad_match_torch() -> None:

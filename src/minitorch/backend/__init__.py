@@ -31,6 +31,8 @@ from . import _fallback
 
 __all__ = [
     "BACKENDS",
+    "DTYPE_NAMES",
+    "STANDARD_DTYPES",
     "Backend",
     "array_result",
     "as_array",
@@ -96,6 +98,10 @@ class Backend:
     setitem: Callable[[Array, Any, Array], Array]
     parse_device: Callable[[Any], Any]
     dtypes: dict[str, Any]
+    #: every dtype ``dtype=`` and ``astype`` take, by name (:data:`DTYPE_NAMES` that
+    #: the library has): the standard's thirteen, and float16 and bfloat16 where it
+    #: has them
+    named: dict[str, Any]
     #: whether an array may be stored as a leaf's ``.grad`` as it is: it owns its memory
     #: (not a view; NumPy's ``.base``), or nobody can write into it (JAX); else a copy
     owns: Callable[[Array], bool]
@@ -129,6 +135,9 @@ class Backend:
     #: launches on its *current* device, so the engine runs an op, a backward pass and
     #: an optimizer's update of a tensor on another GPU inside its device's scope.
     scope: Callable[[Any], contextlib.AbstractContextManager[Any]] | None = None
+    #: why a dtype of :data:`DTYPE_NAMES` is missing from ``named``, by name, for the
+    #: error (JAX without x64 mode); a name not here: the library lacks it
+    missing: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -139,29 +148,35 @@ class Backend:
         works on its current device (CuPy), else nothing to enter."""
         return _NO_SCOPE if self.scope is None else self.scope(self.device)
 
-    def resolve_dtype(self, dtype: Any) -> Any:
-        """``"float32"``/``"float64"``/... or a dtype object -> this library's dtype.
-        Python's ``float``, ``int`` and ``bool`` mean float64, int64 and bool on every
-        backend (as ``torch.zeros(2, dtype=float)`` is float64)."""
+    def resolve_dtype(self, dtype: Any, who: str = "") -> Any:
+        """A dtype -> this library's dtype, by one rule: every dtype of
+        :data:`DTYPE_NAMES` that the library has (``named``), given by its name
+        (``"complex64"``), as a NumPy dtype or scalar type (``np.int8``), or as any
+        library's dtype object (``torch.uint8`` on NumPy, ``jnp.float16`` on torch).
+        Python's ``float``, ``int``, ``bool`` and ``complex`` mean float64, int64, bool and
+        complex128 on every backend (as ``torch.zeros(2, dtype=float)`` is float64);
+        None is the default float dtype. A name the library lacks, or one beyond the
+        list (``"float128"``, ``torch.complex32``), is a ValueError listing what the
+        backend takes; what is no dtype at all (a number, an array) a TypeError. Both
+        begin with ``who`` (the function that took the dtype) where given."""
+        if not who:
+            return self._resolve_dtype(dtype)
+        try:
+            return self._resolve_dtype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{who}: {exc}") from None
+
+    def _resolve_dtype(self, dtype: Any) -> Any:
         if dtype is None:
             return self.dtype
-        python = _PYTHON_DTYPES.get(dtype) if isinstance(dtype, type) else None
-        if python is not None:
-            return self.dtypes[python]
         if isinstance(dtype, str):
-            try:
-                return self.dtypes[dtype]
-            except KeyError:
-                raise ValueError(
-                    f"unknown dtype {dtype!r} for backend {self.name!r}; "
-                    f"choose one of {sorted(self.dtypes)}"
-                ) from None
+            return self.named_dtype(dtype)
+        if isinstance(dtype, type) and dtype in _PYTHON_DTYPES:
+            return self.named_dtype(_PYTHON_DTYPES[dtype])
         numpy_type = isinstance(dtype, type) and issubclass(dtype, np.generic)
         if numpy_type or isinstance(dtype, np.dtype):
-            return self.resolve_dtype(np.dtype(dtype).name)
+            return self.named_dtype(np.dtype(dtype).name)
         owner = type(dtype).__module__.split(".")[0]
-        if dtype is complex:
-            return self.named_dtype("complex128")
         name = _spelled(dtype)  # torch.float32, jnp.float32: "float32"
         own = owner == self.library.__name__.split(".")[0]
         if (
@@ -172,11 +187,9 @@ class Backend:
             # a number, an array, a tensor: no dtype (an array was the library's error
             # later, and a tensor on NumPy was read as the dtype of its elements)
             raise self.not_a_dtype(dtype)
-        if not own:
-            # another library's dtype (torch.float32 on NumPy, jnp.float32 on torch):
-            # the same dtype by its name, as a NumPy dtype is taken on every backend
-            return self.named_dtype(name)
-        return dtype
+        # the library's own dtype, or another library's (torch.float32 on NumPy,
+        # jnp.float32 on torch): the same dtype by its name, as a NumPy dtype is taken
+        return self.named_dtype(name)
 
     def not_a_dtype(self, value: Any) -> TypeError:
         """The error for ``value`` given where a dtype belongs: what is accepted, and
@@ -195,8 +208,8 @@ class Backend:
         if isinstance(dtype, np.dtype):  # (strict's dtypes warn when compared to one)
             return dtype.name
         if isinstance(dtype, type):
-            if dtype in _PYTHON_DTYPES or dtype is complex:
-                return _PYTHON_DTYPES.get(dtype, "complex128")
+            if dtype in _PYTHON_DTYPES:
+                return _PYTHON_DTYPES[dtype]
             return _spelled(dtype)
         for k, v in self.dtypes.items():
             if v == dtype:
@@ -205,14 +218,23 @@ class Backend:
 
     def named_dtype(self, name: str) -> Any:
         """This library's dtype called ``name`` (as :meth:`dtype_name` gives it): one of
-        minitorch's, or any other the library has by that name (uint8, complex64,
-        float16): what ``astype`` makes, and files and pickles hold. Else
-        ``resolve_dtype``'s error."""
-        if name in self.dtypes:
-            return self.dtypes[name]
-        if hasattr(self.xp, name):
-            return getattr(self.xp, name)
-        return self.resolve_dtype(name)
+        ``named`` (what ``dtype=`` and ``astype`` take, and files and pickles hold), else
+        the ValueError that lists them."""
+        try:
+            return self.named[name]
+        except KeyError:
+            pass
+        if name in DTYPE_NAMES:
+            why = self.missing.get(name) or f"{self.library.__name__} has no {name}"
+        else:
+            why = (
+                "minitorch takes the dtypes of the Array API standard, and float16 and "
+                "bfloat16 where the library has them"
+            )
+        raise ValueError(
+            f"unknown dtype {name!r} for backend {self.name!r} ({why}); choose one of "
+            f"{', '.join(self.named)} (by name, as a NumPy dtype or any library's dtype)"
+        )
 
     def describe(self) -> str:
         """``torch 2.13.0 (device=cuda:0, dtype=float32, tf32=off)``: TF32 is shown where
@@ -233,7 +255,34 @@ class Backend:
 
 
 #: Python's number types as dtypes (NumPy's reading of them: ``np.dtype(float)``)
-_PYTHON_DTYPES: dict[type, str] = {float: "float64", int: "int64", bool: "bool"}
+_PYTHON_DTYPES: dict[type, str] = {
+    float: "float64",
+    int: "int64",
+    bool: "bool",
+    complex: "complex128",
+}
+
+#: the dtypes of the Array API standard (2024.12), in its order
+STANDARD_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+#: every dtype minitorch takes where the library has it: the standard's, and the two
+#: half-precision floats beyond it (NumPy, torch, JAX and CuPy have float16; torch and
+#: JAX bfloat16), which ``astype`` made before and files and pickles hold; nothing else
+#: (NumPy's float128, torch's complex32 and float8 types, aliases such as "double")
+DTYPE_NAMES = (*STANDARD_DTYPES, "float16", "bfloat16")
 
 
 def _spelled(dtype: Any) -> str:
@@ -406,11 +455,9 @@ def make_backend(
     for k, formula in _fallback.VJP_KERNELS.items():  # the library's kernel, or the formula
         fallback = functools.update_wrapper(functools.partial(formula, xp), formula)
         setattr(xp, k, (vjp_kernels or {}).get(k) or fallback)
-    dtypes = {
-        k: getattr(xp, k)
-        for k in ("float32", "float64", "int32", "int64", "bool")
-        if hasattr(xp, k)
-    }
+    named = {k: getattr(xp, k) for k in DTYPE_NAMES if hasattr(xp, k)}
+    minitorch_five = ("float32", "float64", "int32", "int64", "bool")
+    dtypes: dict[str, Any] = {k: named[k] for k in minitorch_five if k in named}
     tf32_xp = xp
     if tf32_overrides:
         tf32_xp = types.SimpleNamespace(**{**vars(xp), **tf32_overrides})
@@ -426,6 +473,7 @@ def make_backend(
         setitem=setitem,
         parse_device=parse_device or (lambda d: d),
         dtypes=dtypes,
+        named=named,
         owns=owns or (_never if mutable else _always),
         floating=_floating(xp, dtypes),
         tf32_xp=tf32_xp,

@@ -87,6 +87,13 @@ def load() -> Backend:
         precision_note=_precision_note,
     )
     if not getattr(jax.config, "jax_enable_x64", False):
-        # JAX silently turns float64 into float32 without x64 mode; say so instead.
+        # JAX silently turns float64 into float32 without x64 mode (complex128 into
+        # complex64, uint64 into uint32); say so instead. (int64 stays: minitorch's index
+        # dtype, which JAX makes int32.)
         be.dtypes.pop("float64", None)
+        for name in ("float64", "complex128", "uint64"):
+            be.named.pop(name, None)
+            be.missing[name] = (
+                f"JAX has {name} only in x64 mode: set JAX_ENABLE_X64=1 before importing jax"
+            )
     return be

@@ -706,26 +706,17 @@ def _astype_vjp(
 
 
 def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """A dtype by name (``"float64"``) or NumPy type is the library's own dtype
-    (PyTorch's and array-api-strict's ``astype`` take no strings): the library of the
-    tensor, or of the backend a non-tensor input becomes a tensor of. What is no dtype
-    (``3``, ``None``, an array) is a TypeError naming astype, as a creation function's."""
+    """The dtype as the library's own (PyTorch's and array-api-strict's ``astype`` take
+    no strings), by the rule of ``dtype=`` (:meth:`Backend.resolve_dtype`): the library
+    of the tensor, or of the backend a non-tensor input becomes a tensor of. What is no
+    dtype (``3``, ``None``, an array) is a TypeError naming astype, as a creation
+    function's; a dtype the backend does not take a ValueError naming astype."""
     x = tensors[0]
     dtype = params["dtype"]
     be = x._backend if isinstance(x, Tensor) else get_backend()
-    try:
-        if dtype is None:  # the default dtype to a creation function; astype needs one
-            raise be.not_a_dtype(dtype)
-        if isinstance(dtype, str | np.dtype) or (
-            isinstance(dtype, type) and issubclass(dtype, np.generic)
-        ):
-            # every dtype of the standard (uint8, int16, complex64, ...), not only the
-            # backend's float/int defaults
-            name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-            return {**params, "dtype": be.named_dtype(name)}
-        return {**params, "dtype": be.resolve_dtype(dtype)}
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"astype: {exc}") from None
+    if dtype is None:  # the default dtype to a creation function; astype needs one
+        raise TypeError(f"astype: {be.not_a_dtype(dtype)}")
+    return {**params, "dtype": be.resolve_dtype(dtype, "astype")}
 
 
 astype = defop(

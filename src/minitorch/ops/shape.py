@@ -503,6 +503,8 @@ def _to(
     out = self
     if dst.name != src.name or (device is not None and str(dst.device) != str(self.device)):
         out = move(self, backend=dst, source=src)
-    if dtype is not None and dst.resolve_dtype(dtype) != out.data.dtype:
-        out = astype(out, dst.resolve_dtype(dtype))
+    if dtype is not None:
+        dt = dst.resolve_dtype(dtype, "to")
+        if dt != out.data.dtype:
+            out = astype(out, dt)
     return out

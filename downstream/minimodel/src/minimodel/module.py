@@ -633,15 +633,13 @@ class Module:
 
     def half(self) -> Self:
         """Cast every floating-point parameter and buffer to float16, in place, as
-        ``torch.nn.Module.half`` (see :meth:`double`), where the tensors' backend has
-        float16 in minitorch; returns the module.
+        ``torch.nn.Module.half`` (see :meth:`double`); returns the module.
 
         Raises
         ------
         ValueError
-            If the backend of a tensor has no float16. minitorch's backends compute in
-            float32 and float64 only (float16 arrays are read and saved as float32), so
-            today this is every backend: use :meth:`float` or :meth:`double` instead.
+            If the backend of a tensor has no float16 (array-api-strict: the Array API
+            standard has none; NumPy, torch, JAX and CuPy have it).
         """
         where = f"{type(self).__name__}.half"
         return self._place(lambda t: _moved(t, None, None, "float16", where))
@@ -1026,8 +1024,9 @@ def _moved(
     be = out.backend
     try:
         want = be.resolve_dtype(dtype)
-    except ValueError as exc:  # a dtype this backend lacks (float16; float64 on JAX without x64)
-        floats = [n for n, d in be.dtypes.items() if ns.isdtype(d, "real floating")]
+    except ValueError as exc:  # a dtype this backend lacks (float16 on array-api-strict;
+        # float64 on JAX without x64)
+        floats = [n for n, d in be.named.items() if ns.isdtype(d, "real floating")]
         raise ValueError(
             f"{where}: minitorch's {be.name} backend has no dtype {dtype!r}; its "
             f"floating-point dtypes are {', '.join(floats)}: use one of them "

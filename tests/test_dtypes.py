@@ -1,0 +1,239 @@
+"""One dtype rule everywhere a dtype is taken: every dtype of the Array API standard
+that the library has, and float16 and bfloat16 where it has them, by name, as a NumPy
+dtype or scalar type, or as any library's dtype object; anything else one ValueError
+that lists what the backend takes. Values against PyTorch (NumPy where PyTorch lacks
+the op for the dtype)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import STANDARD_DTYPES
+
+import minitorch
+import minitorch.array_api as mxp
+
+torch = pytest.importorskip("torch", reason="PyTorch is the reference")
+
+#: the floating dtypes beyond the standard that minitorch takes where the library has them
+HALF = ("float16", "bfloat16")
+
+
+def _spellings(name: str) -> list[Any]:
+    """``name`` as a string, NumPy's dtype and scalar type, and the dtype objects of
+    torch, JAX and array-api-strict, where each library has it (and is installed)."""
+    out: list[Any] = [name]
+    if hasattr(np, name):
+        out += [np.dtype(name), getattr(np, name)]
+    out.append(getattr(torch, name))
+    for lib in ("jax.numpy", "array_api_strict"):
+        if importlib.util.find_spec(lib.split(".")[0]) is not None:
+            module = importlib.import_module(lib)
+            if hasattr(module, name):
+                out.append(getattr(module, name))
+    return out
+
+
+#: who -> a call making a tensor of a dtype, and PyTorch's same call
+MAKERS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "zeros": (lambda d: minitorch.zeros(2, 3, dtype=d), lambda d: torch.zeros(2, 3, dtype=d)),
+    "ones": (lambda d: minitorch.ones((2, 3), dtype=d), lambda d: torch.ones(2, 3, dtype=d)),
+    "full": (
+        lambda d: minitorch.full((2, 3), 3, dtype=d),
+        lambda d: torch.full((2, 3), 3, dtype=d),
+    ),
+    "tensor": (
+        lambda d: minitorch.tensor([1, 0, 2], dtype=d),
+        lambda d: torch.tensor([1, 0, 2], dtype=d),
+    ),
+    "zeros_like": (
+        lambda d: minitorch.zeros_like(minitorch.ones(3), dtype=d),
+        lambda d: torch.zeros_like(torch.ones(3), dtype=d),
+    ),
+    "full_like": (
+        lambda d: minitorch.full_like(minitorch.ones(3), 2, dtype=d),
+        lambda d: torch.full_like(torch.ones(3), 2, dtype=d),
+    ),
+    "astype": (
+        lambda d: minitorch.tensor([1.5, 0.0, 2.0]).astype(d),
+        lambda d: torch.tensor([1.5, 0.0, 2.0], dtype=torch.float64).to(d),
+    ),
+    "to": (
+        lambda d: minitorch.tensor([1.5, 0.0, 2.0]).to(dtype=d),
+        lambda d: torch.tensor([1.5, 0.0, 2.0], dtype=torch.float64).to(d),
+    ),
+    "arange": (
+        lambda d: minitorch.arange(0, 5, 2, dtype=d),
+        lambda d: torch.arange(0, 5, 2, dtype=d),
+    ),
+    "eye": (lambda d: mxp.eye(3, 4, k=1, dtype=d), lambda d: torch.eye(3, 4, dtype=d).roll(1, 1)),
+}
+#: the same where PyTorch has no kernel for the dtype (arange of unsigned and complex
+#: dtypes, eye of unsigned ones beyond uint8): NumPy's
+NUMPY_MAKERS: dict[str, Callable[[str], np.ndarray]] = {
+    "arange": lambda n: np.arange(0, 5, 2, dtype=n),
+    "eye": lambda n: np.eye(3, 4, k=1, dtype=n),
+}
+
+
+def _host(t: Any) -> np.ndarray:
+    """Values of a minitorch or PyTorch tensor as a NumPy array of a dtype NumPy has
+    (bfloat16 widened to float64)."""
+    if isinstance(t, torch.Tensor):
+        return (t.to(torch.float64) if t.dtype == torch.bfloat16 else t).numpy()
+    if t.backend.dtype_name(t.dtype) == "bfloat16":
+        t = t.astype("float64")
+    return np.asarray(t.to("numpy").data)
+
+
+def _reference(who: str, name: str) -> np.ndarray:
+    try:
+        return _host(MAKERS[who][1](getattr(torch, name)))
+    except (RuntimeError, NotImplementedError):  # no kernel for this dtype in PyTorch
+        return NUMPY_MAKERS[who](name)
+
+
+def _takes(who: str, name: str) -> bool:
+    """Whether ``who`` makes ``name`` at all: an arange of bools is in neither PyTorch
+    nor NumPy (past two elements)."""
+    return not (who == "arange" and name == "bool")
+
+
+@pytest.mark.parametrize("name", [*STANDARD_DTYPES, *HALF])
+def test_every_dtype_by_any_spelling_everywhere(backend: Any, name: str) -> None:
+    """On NumPy, zeros(2, dtype="complex128") and dtype=np.complex128 were refused
+    ("unknown dtype 'complex128' ... choose one of" minitorch's five), while
+    dtype=torch.complex128, x.astype("complex128") and tensor([1+2j]) made complex128:
+    a dtype by name was taken only among minitorch's five, another library's dtype
+    object and astype's name were any the library had (float128, "double", "pi")."""
+    if not hasattr(backend.xp, name):  # float16 and bfloat16 on array-api-strict, bfloat16 on NumPy
+        library = backend.library.__name__
+        for who, (make, _) in MAKERS.items():
+            for spelled in _spellings(name):
+                with pytest.raises(
+                    ValueError,
+                    match=rf"^{who}: unknown dtype '{name}' for backend '{backend.name}' "
+                    rf"\({library} has no {name}\); choose one of bool, int8, int16, ",
+                ):
+                    make(spelled)
+        return
+    for who, (make, _) in MAKERS.items():
+        if not _takes(who, name):
+            continue
+        want = _reference(who, name)
+        for spelled in _spellings(name):
+            got = make(spelled)
+            assert backend.dtype_name(got.dtype) == name, (who, spelled)
+            assert got.backend.name == backend.name and str(got.device) == str(backend.device)
+            np.testing.assert_array_equal(_host(got), want, err_msg=f"{who} {spelled!r}")
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "complex64", "complex128", *HALF])
+def test_linspace_and_random_draws_take_every_floating_dtype(backend: Any, name: str) -> None:
+    if not hasattr(backend.xp, name):
+        with pytest.raises(ValueError, match=rf"^linspace: unknown dtype '{name}'"):
+            minitorch.linspace(0, 1, 5, dtype=name)
+        return
+    for spelled in _spellings(name):
+        got = minitorch.linspace(0, 1, 5, dtype=spelled)
+        assert backend.dtype_name(got.dtype) == name
+        np.testing.assert_array_equal(
+            _host(got), _host(torch.linspace(0, 1, 5, dtype=getattr(torch, name)))
+        )
+        assert backend.dtype_name(minitorch.rand(3, dtype=spelled).dtype) == name
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "uint8", "int32"])
+def test_randint_takes_every_integer_dtype(backend: Any, name: str) -> None:
+    for spelled in _spellings(name):
+        got = minitorch.randint(0, 100, (50,), dtype=spelled, generator=minitorch.Generator(3))
+        assert backend.dtype_name(got.dtype) == name
+        host = _host(got)
+        assert host.min() >= 0 and host.max() < 100
+
+
+#: names and dtype objects beyond the rule: aliases, wider floats, complex32, float8, ...
+OUTSIDE = [
+    "float128",
+    "double",
+    "half",
+    "float",
+    "f8",
+    "complex32",
+    "nope",
+    torch.complex32,
+    torch.float8_e4m3fn,
+    torch.qint8,
+    np.dtype("U3"),
+    np.str_,
+    np.object_,
+    *([np.float128, np.dtype("float128")] if hasattr(np, "float128") else []),
+]
+
+
+@pytest.mark.parametrize("dtype", OUTSIDE, ids=str)
+def test_a_dtype_outside_the_rule_is_one_error_listing_what_the_backend_takes(
+    backend: Any, dtype: Any
+) -> None:
+    """NumPy's float128, torch's complex32 and float8 types and aliases such as "double"
+    were taken by astype (any name the library had: also "pi", whose float astype then
+    failed on) and by creation functions as their own library's dtype objects
+    (torch.complex32 on torch), and refused by name elsewhere."""
+    takes = ", ".join(n for n in (*STANDARD_DTYPES, *HALF) if hasattr(backend.xp, n))
+    for who, (make, _) in MAKERS.items():
+        with pytest.raises(ValueError) as info:
+            make(dtype)
+        message = str(info.value)
+        assert re.match(rf"^{who}: unknown dtype '\w+' for backend '{backend.name}' ", message)
+        assert "minitorch takes the dtypes of the Array API standard" in message
+        assert message.endswith(
+            f"; choose one of {takes} (by name, as a NumPy dtype or any library's dtype)"
+        ), message
+        assert not isinstance(info.value, minitorch.OpError)
+
+
+def test_set_backend_takes_the_float_defaults_by_any_spelling(backend: Any) -> None:
+    for name in ("float32", "float64"):
+        for spelled in _spellings(name):
+            with minitorch.use_backend(backend.name, dtype=spelled, device=backend.device):
+                assert backend.dtype_name(minitorch.tensor([1.5]).dtype) == name
+    with pytest.raises(ValueError, match="the default dtype must be float32 or float64"):
+        minitorch.set_backend(backend.name, dtype="complex64")
+    with pytest.raises(ValueError, match=r"unknown dtype 'float128' for backend"):
+        minitorch.set_backend(backend.name, dtype="float128")
+
+
+def test_jax_without_x64_names_the_64_bit_dtypes_it_lacks(backend: Any) -> None:
+    """Without x64 mode JAX makes float64 float32, complex128 complex64 and uint64
+    uint32, silently: each is refused, with how to get it."""
+    if backend.name != "jax":
+        pytest.skip("JAX's x64 mode")
+    code = (
+        "import minitorch\n"
+        "with minitorch.use_backend('jax'):\n"
+        "    for name in ('float64', 'complex128', 'uint64'):\n"
+        "        try:\n"
+        "            minitorch.zeros(2, dtype=name)\n"
+        "        except ValueError as exc:\n"
+        "            print(exc)\n"
+        "    print(minitorch.zeros(2, dtype='complex64').dtype)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert len(out) == 4 and out[3] == "complex64", out
+    for line, name in zip(out, ("float64", "complex128", "uint64"), strict=False):
+        assert line.startswith(
+            f"zeros: unknown dtype '{name}' for backend 'jax' (JAX has {name} only in x64 "
+            f"mode: set JAX_ENABLE_X64=1 before importing jax); choose one of bool, int8, "
+        ), line
