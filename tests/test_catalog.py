@@ -151,3 +151,62 @@ def test_no_graph_under_no_grad(op: Any, k: int, backend: Any) -> None:
         out = call(op, inputs, sample.params)
     assert not out.requires_grad
     assert out.grad_fn is None
+
+
+#: every op with a parameter that has no default (broadcast_to's shape, astype's dtype)
+REQUIRED = [
+    pytest.param(op, id=name)
+    for name, op in sorted(REGISTRY.items())
+    if op.builtin and op.facts.samples and any(p not in op.defaults for p in op.params)
+]
+
+
+@pytest.mark.parametrize("op", REQUIRED)
+def test_a_missing_parameter_is_a_type_error_naming_the_op_and_the_parameter(
+    op: Any, backend: Any
+) -> None:
+    """broadcast_to(x), reshape(x) and permute_dims(x) without their shape or axes took
+    the fast path of a call with tensors alone (every parameter its default) and failed
+    in the forward, as an OpError wrapping "TypeError: _broadcast_to() missing 1
+    required positional argument: 'shape'"; the ops with a ``prepare`` (astype,
+    matrix_power) already said "astype() missing parameter(s): dtype". Every way to call
+    the op now says so: the function, its Tensor methods and the differentiable
+    namespace."""
+    missing = [p for p in op.params if p not in op.defaults]
+    inputs = sample_tensors(op, op.facts.samples[0], backend, "float64", requires_grad=False)
+    calls = [
+        lambda: call(op, inputs, {}),
+        *(
+            (lambda m=m: getattr(inputs[0], m)(*inputs[1:]))
+            for m in op.methods
+            if not m.startswith("__")
+        ),
+    ]
+    for make in calls:
+        with pytest.raises(TypeError) as info:
+            make()
+        assert str(info.value) == f"{op.name}() missing parameter(s): {', '.join(missing)}"
+        assert not isinstance(info.value, minitorch.OpError)
+    # the namespace: the registry's words, or Python's where the namespace defines the
+    # function itself (astype(x, dtype, /), reshape(x, /, shape))
+    xp = minitorch.array_api.namespace(backend)
+    with pytest.raises(TypeError) as info:
+        getattr(xp, op.api or op.name)(*([inputs] if op.nin == -1 else inputs))
+    assert not isinstance(info.value, minitorch.OpError)
+    message = str(info.value)
+    assert f"{op.name}() missing" in message and all(p in message for p in missing), message
+
+
+def test_shape_methods_without_a_shape_are_refused_as_in_pytorch(backend: Any) -> None:
+    """x.reshape() and x.view() were the 0-d shape (an OpError for more than one
+    element, a silent 0-d tensor for one), x.permute() the empty permutation; PyTorch
+    refuses all three. reshape(()) stays the 0-d shape."""
+    x = minitorch.ones(1)
+    for who, param, make in (
+        ("reshape", "shape", x.reshape),
+        ("view", "shape", x.view),
+        ("permute", "dims", minitorch.ones(()).permute),
+    ):
+        with pytest.raises(TypeError, match=rf"^{who}\(\) missing parameter\(s\): {param}$"):
+            make()
+    assert x.reshape(()).shape == x.view(()).shape == () == minitorch.ones(()).permute(()).shape

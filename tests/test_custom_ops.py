@@ -465,3 +465,40 @@ def test_declaring_the_same_op_again_replaces_it(registry: None, backend: Any) -
     x = tensor_f64([1.0, -3.0], backend)
     assert_close(x.custom_softsign_v2(), [0.5, -0.75], atol=1e-15, rtol=1e-15)
     assert_close(first(x), [0.5, -0.75], atol=1e-15, rtol=1e-15)  # the old function still runs
+
+
+# ------------------------------------------------------------------ a required parameter
+def _lerp(xp: Any, a: Any, b: Any, weight: float) -> tuple[Any, tuple[Any, ...]]:
+    """``a + weight * (b - a)``: ``weight`` has no default."""
+    return a + weight * (b - a), ()
+
+
+def _lerp_vjp(xp: Any, g: Any, saved: Any, needs: Any, weight: float) -> tuple[Any, Any]:
+    return g * (1.0 - weight), g * weight
+
+
+def test_a_custom_op_called_without_a_required_parameter(backend: Any, registry: None) -> None:
+    """A user's op with a parameter that has no default, called with its tensors alone,
+    took the fast path of such a call (every parameter its default) to its forward, and
+    failed there inside an OpError ("_lerp() missing 1 required positional argument");
+    so did its operator. Each is the registry's TypeError naming the op and the
+    parameter now; with the parameter, the op runs as before."""
+    lerp = minitorch.defop(
+        "custom_lerp",
+        _lerp,
+        _lerp_vjp,
+        nin=2,
+        method=True,
+        dunders=("__divmod__",),  # an operator Tensor leaves free, for this test
+        facts=Facts(samples=(Sample(((2, 3), (2, 3)), {"weight": 0.25}),)),
+    )
+    a, b = tensor_f64(XS, backend, requires_grad=True), tensor_f64(2 * XS - 1, backend)
+    for make in (lambda: lerp(a, b), lambda: a.custom_lerp(b), lambda: divmod(a, b)):
+        with pytest.raises(TypeError) as info:
+            make()
+        assert str(info.value) == "custom_lerp() missing parameter(s): weight"
+        assert not isinstance(info.value, minitorch.OpError)
+    out = lerp(a, b, 0.25)
+    assert_close(out, XS + 0.25 * (XS - 1), atol=1e-15, rtol=1e-15)
+    out.sum().backward()
+    assert_close(_grad(a), np.full(XS.shape, 0.75), atol=0, rtol=0)

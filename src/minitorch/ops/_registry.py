@@ -505,7 +505,7 @@ def defop(
     if replaces is not None:
         _unbind(replaces)
     REGISTRY[name] = op
-    plain = compose is None and prepare is None and nin == 2
+    plain = compose is None and prepare is None and nin == 2 and _all_defaulted(op)
     # a call with the tensors alone uses the defaults; `defaults` is shared, never mutated
     plain_params = defaults if defaults else _EMPTY
     for m in methods:
@@ -520,13 +520,20 @@ def defop(
     return fn
 
 
+def _all_defaulted(op: OpDef) -> bool:
+    """Whether every parameter of ``op`` has a default, so that a call with the tensors
+    alone may skip :func:`call` (which names a missing parameter: ``broadcast_to(x)``
+    without its shape reached the forward, and failed there in an OpError)."""
+    return all(p in op.defaults for p in op.params)
+
+
 def _public_function(
     op: OpDef, sig: inspect.Signature, skip: int, doc: str | None
 ) -> Callable[..., Any]:
     """The function users call: a fast path for tensors alone, else :func:`call`."""
     n = op.nin
     scalars = op.scalars
-    plain = op.compose is None and op.prepare is None and n > 0
+    plain = op.compose is None and op.prepare is None and n > 0 and _all_defaulted(op)
     plain_params = op.defaults if op.defaults else _EMPTY
     values = op.promote or 0  # where(c, x, y): x and y
 

@@ -63,10 +63,19 @@ reshape = defop(
 )
 
 
+def _given(who: str, name: str, sizes: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The ``*sizes`` of a method such as ``x.reshape(2, 3)`` as one tuple, or the
+    registry's error for a missing parameter where none came (``x.reshape()`` was the
+    0-d shape, as PyTorch refuses it too); ``x.reshape(())`` is the 0-d shape."""
+    if not sizes:
+        raise TypeError(f"{who}() missing parameter(s): {name}")
+    return shape_arg(sizes)
+
+
 @tensor_method("reshape")
 def _reshape_method(self: Tensor, *shape: Any) -> Tensor:
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-    out: Tensor = reshape(self, shape_arg(shape))
+    out: Tensor = reshape(self, _given("reshape", "shape", shape))
     return out
 
 
@@ -74,7 +83,7 @@ def _reshape_method(self: Tensor, *shape: Any) -> Tensor:
 def _view_method(self: Tensor, *shape: Any) -> Tensor:
     """``x.view(2, -1)``: PyTorch's spelling of ``reshape`` (always a differentiable copy
     or view; never shares writes, as in-place ops rebind ``.data``)."""
-    out: Tensor = reshape(self, shape_arg(shape))
+    out: Tensor = reshape(self, _given("view", "shape", shape))
     return out
 
 
@@ -123,7 +132,7 @@ permute_dims = defop(
 @tensor_method("permute")
 def _permute_method(self: Tensor, *dims: Any) -> Tensor:
     """``x.permute(2, 0, 1)`` (PyTorch spelling of ``permute_dims``)."""
-    out: Tensor = permute_dims(self, shape_arg(dims))
+    out: Tensor = permute_dims(self, _given("permute", "dims", dims))
     return out
 
 
