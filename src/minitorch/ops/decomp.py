@@ -1362,7 +1362,9 @@ def _vector_norm(
     """The ``ord``-norm over ``axis`` (all axes if None), ``linalg.vector_norm``:
     ``(sum |x|^ord)^(1/ord)``; ``inf``/``-inf`` the largest/smallest ``|x|``, ``0`` the
     number of nonzeros. The gradient at 0 is 0 (PyTorch's subgradient); ties of the
-    ``inf`` norms share it evenly, as PyTorch's.
+    ``inf`` norms share it evenly, as PyTorch's. The second derivative with respect to
+    a zero entry is nan where it does not exist (``ord < 2`` but 1 and -inf; for ``ord``
+    2 at a zero norm), as PyTorch's.
 
     Examples
     --------
@@ -1418,10 +1420,15 @@ def _vector_norm_vjp(
     if ord > 1:  # |x|^(ord - 1) is 0 at x = 0, and x is 0 wherever the norm is
         return (gk * sign * xp.abs(x) ** (ord - 1) / safe ** (ord - 1),)
     # ord < 1: |x|^(ord - 1) is infinite at x = 0, and a zero norm (ord < 0: any zero
-    # entry) makes the others' 0 too; both are 0, as PyTorch's (the subgradient)
+    # entry) makes the others' 0 too; both are 0, as PyTorch's (the subgradient). That 0
+    # is written 0 * sqrt(|x|): the same value, and its derivative at x = 0 is nan
+    # (0 / 0), as PyTorch's second derivative there (the derivative of |x|^(ord - 1) at
+    # 0, which does not exist), where a constant 0 made it 0; at a nonzero entry of a
+    # zero norm it stays 0, as PyTorch's
     zero = xp.logical_or(x == 0.0, nk == 0.0)
     ax = xp.where(zero, xp.ones_like(x), xp.abs(x))
-    return (xp.where(zero, 0.0, gk * sign * ax ** (ord - 1) / safe ** (ord - 1)),)
+    at_zero = 0.0 * xp.sqrt(xp.abs(x))
+    return (xp.where(zero, at_zero, gk * sign * ax ** (ord - 1) / safe ** (ord - 1)),)
 
 
 vector_norm = defop(
