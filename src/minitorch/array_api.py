@@ -29,7 +29,7 @@ import array_api_compat
 import numpy as np
 
 from . import linalg as _linalg
-from .backend import Backend, as_array, device_name, get_backend
+from .backend import STANDARD_DTYPES, Backend, as_array, device_name, get_backend
 from .backend._fallback import VJP_KERNELS, all_in_range
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
@@ -52,19 +52,7 @@ __all__ = [
 # dtypes, constants and dtype helpers come from the backend's own namespace
 _PASSTHROUGH = frozenset(
     (
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
+        *STANDARD_DTYPES,
         "e",
         "pi",
         "inf",
