@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 import minitorch
 
@@ -526,3 +528,99 @@ def test_to_torch_from_negatively_strided_numpy() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
     assert res.stdout.strip() == "ok"
+
+
+# ---------------------------------------------------------------- dtypes of the draws
+def _has(backend: Any, name: str) -> bool:
+    return name in backend.named
+
+
+@pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("fn", ["randn", "rand"])
+def test_real_draws_refuse_integer_and_bool_dtypes(backend: Any, fn: str, name: str) -> None:
+    """A cast of normal or uniform draws to an integer would truncate them (randn(3,
+    dtype='int64') was all zeros): refused, as PyTorch refuses them."""
+    if not _has(backend, name):
+        pytest.skip(f"{backend.name} has no {name}")
+    with pytest.raises((NotImplementedError, RuntimeError)):
+        getattr(torch, fn)(3, dtype=getattr(torch, name))
+    with pytest.raises(TypeError, match=rf"{fn}: dtype {name} is not a floating-point.*randint"):
+        getattr(minitorch, fn)(3, dtype=name)
+
+
+@pytest.mark.parametrize("name", ["complex64", "complex128"])
+def test_complex_draws_are_complex_as_pytorchs(backend: Any, name: str) -> None:
+    """randn: real and imaginary parts each normal with variance 1/2 (mean |z|^2 = 1);
+    rand: each uniform in [0, 1) — the statistics of torch's draws of the same size."""
+    if not _has(backend, name):
+        pytest.skip(f"{backend.name} has no {name}")
+    n = 200_000
+    z = minitorch.randn(n, dtype=name, generator=minitorch.Generator(0))
+    assert z.dtype == backend.named[name]
+    a = z.numpy()
+    torch.manual_seed(0)
+    ref = torch.randn(n, dtype=getattr(torch, name)).numpy()
+    for part in (np.real, np.imag):
+        assert abs(part(a).var() - 0.5) < 0.01
+        assert abs(part(ref).var() - 0.5) < 0.01
+        assert abs(part(a).mean()) < 0.01
+    assert abs(np.mean(np.abs(a) ** 2) - np.mean(np.abs(ref) ** 2)) < 0.02
+    assert np.corrcoef(a.real, a.imag)[0, 1] < 0.01  # two draws per element, not one
+    u = minitorch.rand(n, dtype=name).numpy()
+    for part in (np.real, np.imag):
+        assert part(u).min() >= 0.0 and part(u).max() < 1.0
+        assert abs(part(u).mean() - 0.5) < 0.01
+
+
+_RANDINT_BOUNDS = [
+    ("int8", 0, 128),
+    ("int8", 0, 129),
+    ("int8", -128, 0),
+    ("int8", -129, 0),
+    ("uint8", 0, 256),
+    ("uint8", -1, 3),
+    ("uint8", 0, 257),
+    ("bool", 0, 2),
+    ("bool", 0, 3),
+    ("bool", -1, 1),
+    ("int16", 0, 2**15 + 1),
+    ("int32", -(2**31), 2**31),
+    ("int32", 0, 2**31 + 1),
+    ("float32", 0, 2**24 + 1),
+    ("float32", 0, 2**24 + 2),
+    ("float32", -(2**24) - 1, 0),
+    ("float64", 0, 2**53 + 1),
+    ("float64", 0, 2**53 + 2),
+]
+
+
+@pytest.mark.parametrize(("name", "low", "high"), _RANDINT_BOUNDS)
+def test_randint_refuses_bounds_its_dtype_cannot_hold(
+    backend: Any, name: str, low: int, high: int
+) -> None:
+    """Draws beyond the dtype's range would wrap (randint(0, 1000, 3, dtype='int8') gave
+    negative numbers) or round: refused exactly where PyTorch refuses (integers, bool)
+    or warns that it will (floats, beyond the integers they hold exactly)."""
+    if not _has(backend, name):
+        pytest.skip(f"{backend.name} has no {name}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            torch.randint(low, high, (3,), dtype=getattr(torch, name))
+            torch_refuses = any("out of bounds" in str(w.message) for w in caught)
+        except RuntimeError:
+            torch_refuses = True
+    if torch_refuses:
+        with pytest.raises(ValueError, match=rf"randint: .*\[{low}, {high}\).*dtype {name}"):
+            minitorch.randint(low, high, 3, dtype=name)
+    else:
+        x = minitorch.randint(low, high, 1000, dtype=name, generator=minitorch.Generator(1))
+        a = x.numpy().astype(np.float64)
+        assert a.min() >= low and a.max() <= high - 1
+
+
+def test_randint_refuses_complex_dtypes() -> None:
+    with pytest.raises(RuntimeError):
+        torch.randint(0, 3, (3,), dtype=torch.complex64)
+    with pytest.raises(TypeError, match="randint: dtype complex64 is complex"):
+        minitorch.randint(0, 3, 3, dtype="complex64")

@@ -502,16 +502,38 @@ def host_draw(
 def _random(
     who: str,
     size: tuple[int, ...],
-    draw: Callable[[np.random.Generator], np.ndarray],
+    draw: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray],
     dtype: Any,
     device: Any,
     requires_grad: bool,
     generator: Any,
+    complex_scale: float,
 ) -> Tensor:
+    """``draw(g, shape)`` of real numbers as a tensor of ``dtype``: a real floating dtype
+    takes them as they are; a complex one takes two per element, real and imaginary parts
+    each scaled by ``complex_scale`` (as PyTorch's complex ``randn`` and ``rand``); an
+    integer or bool dtype is refused (its cast would truncate the draws)."""
     be = on_device(get_backend(), device, who)
     dt = be.resolve_dtype(dtype, who)
+    if be.xp.isdtype(dt, "complex floating"):
+
+        def sample(g: np.random.Generator) -> np.ndarray:
+            pairs = draw(g, (*size, 2)) * complex_scale
+            return pairs.view(np.complex128).reshape(size)
+
+    elif be.xp.isdtype(dt, "real floating"):
+
+        def sample(g: np.random.Generator) -> np.ndarray:
+            return draw(g, size)
+
+    else:
+        raise TypeError(
+            f"{who}: dtype {be.dtype_name(dt)} is not a floating-point dtype, and {who} draws "
+            f"real numbers (a cast would truncate them): give a real or complex floating "
+            f"dtype, or draw integers with randint(low, high, shape, dtype=...)"
+        )
     _check_room(who, size, be, dt)
-    arr = host_draw(generator, who, draw, be, dt, be.device)
+    arr = host_draw(generator, who, sample, be, dt, be.device)
     return _leaf(arr, be, requires_grad, who)
 
 
@@ -522,7 +544,9 @@ def randn(
     requires_grad: bool = False,
     generator: Generator | None = None,
 ) -> Tensor:
-    """Standard normal draws: ``randn(2, 3)`` or ``randn((2, 3))``.
+    """Standard normal draws: ``randn(2, 3)`` or ``randn((2, 3))``. For a complex dtype,
+    real and imaginary parts are each normal with variance 1/2 (as PyTorch's): ``|z|^2``
+    has mean 1.
 
     Examples
     --------
@@ -535,7 +559,14 @@ def randn(
     """
     size = _size("randn", shape)
     return _random(
-        "randn", size, lambda g: g.standard_normal(size), dtype, device, requires_grad, generator
+        "randn",
+        size,
+        lambda g, s: g.standard_normal(s),
+        dtype,
+        device,
+        requires_grad,
+        generator,
+        math.sqrt(0.5),
     )
 
 
@@ -546,9 +577,42 @@ def rand(
     requires_grad: bool = False,
     generator: Generator | None = None,
 ) -> Tensor:
-    """Uniform draws in ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``."""
+    """Uniform draws in ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``. For a complex
+    dtype, real and imaginary parts are each uniform in ``[0, 1)`` (as PyTorch's)."""
     size = _size("rand", shape)
-    return _random("rand", size, lambda g: g.random(size), dtype, device, requires_grad, generator)
+    return _random(
+        "rand", size, lambda g, s: g.random(s), dtype, device, requires_grad, generator, 1.0
+    )
+
+
+#: significand bits of the floating dtypes: the integers up to 2**bits are exact
+_EXACT_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _check_randint_dtype(be: Backend, dt: Any, lo: int, hi: int) -> None:
+    """Refuse a dtype ``randint``'s draws in ``[lo, hi)`` do not fit (they would wrap
+    or round), or one that holds no integers (complex), as PyTorch's randint."""
+    name = be.dtype_name(dt)
+    if be.xp.isdtype(dt, "complex floating"):
+        raise TypeError(
+            f"randint: dtype {name} is complex; randint draws integers: give an integer, "
+            f"real floating or bool dtype"
+        )
+    if be.xp.isdtype(dt, "bool"):
+        low, high, what = 0, 1, "it holds 0 and 1"
+    elif be.xp.isdtype(dt, "integral"):
+        info = np.iinfo(name)
+        low, high = int(info.min), int(info.max)
+        what = f"it holds [{low}, {high}]"
+    else:
+        bits = _EXACT_BITS.get(name, 53)
+        low, high = -(2**bits), 2**bits
+        what = f"it holds the integers of [-2**{bits}, 2**{bits}] exactly"
+    if lo < low or hi - 1 > high:
+        raise ValueError(
+            f"randint: the draws lie in [low, high) = [{lo}, {hi}), which dtype {name} cannot "
+            f"hold ({what}): give a dtype that holds them, or bounds within it"
+        )
 
 
 def randint(
@@ -571,6 +635,7 @@ def randint(
     size = _size("randint", (shape,))
     be = on_device(get_backend(), device, "randint")
     dt = be.dtypes["int64"] if dtype is None else be.resolve_dtype(dtype, "randint")
+    _check_randint_dtype(be, dt, lo, hi)
     _check_room("randint", size, be, dt)
     arr = host_draw(
         generator, "randint", lambda g: g.integers(lo, hi, size=size), be, dt, be.device
