@@ -444,6 +444,20 @@ def test_astype_copy_and_reshape_copy(backend: Any) -> None:
     assert_close(_np(x.grad, backend), np.full(A.shape, 2.0), rtol=0, atol=0)
 
 
+def test_astype_needs_a_dtype_as_minitorchs_astype(backend: Any) -> None:
+    """None is the default dtype to a creation function, but no dtype to astype: the
+    namespace's astype refuses it as minitorch.astype does, for a Tensor and a backend
+    array alike, and reads names as dtype= does."""
+    x = _t(A, backend)
+    xp = x.__array_namespace__()
+    for a in (x, x.data, x.detach()):
+        with pytest.raises(TypeError, match=r"^astype: dtype must be a dtype.*got None"):
+            xp.astype(a, None)
+    with pytest.raises(TypeError, match=r"^astype: dtype must be a dtype.*got None"):
+        minitorch.astype(x, None)
+    assert backend.dtype_name(xp.astype(x, "int32").dtype) == "int32"
+
+
 @pytest.mark.parametrize(
     ("fill", "kind"),
     [(1.5, "float64"), (3, "int64"), (True, "bool"), (1 + 2j, "complex128")],

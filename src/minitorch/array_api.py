@@ -33,6 +33,7 @@ from .backend import STANDARD_DTYPES, Backend, as_array, device_name, get_backen
 from .backend._fallback import VJP_KERNELS, all_in_range
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
+from .ops.elementwise import astype_dtype
 from .ops.reduction import normalize_axes
 from .tensor import Tensor, describe, register_namespace
 
@@ -380,8 +381,7 @@ class Namespace:
         """``x`` as ``dtype`` (on ``device``); differentiable between floating dtypes.
         With ``copy=False`` and nothing to change, ``x`` itself. ``dtype`` as minitorch's
         ``dtype=`` reads it (a name, a NumPy type, any library's dtype object)."""
-        be = x._backend if isinstance(x, Tensor) else self.backend
-        dtype = be.resolve_dtype(dtype, "astype")
+        dtype = astype_dtype(x._backend if isinstance(x, Tensor) else self.backend, dtype)
         if not isinstance(x, Tensor):
             if device is None:
                 return self.backend.xp.astype(x, dtype, copy=copy)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import get_backend
+from ..backend import Backend, get_backend
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop
@@ -705,18 +705,22 @@ def _astype_vjp(
     return (xp.astype(g, src),)
 
 
-def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """The dtype as the library's own (PyTorch's and array-api-strict's ``astype`` take
-    no strings), by the rule of ``dtype=`` (:meth:`Backend.resolve_dtype`): the library
-    of the tensor, or of the backend a non-tensor input becomes a tensor of. What is no
-    dtype (``3``, ``None``, an array) is a TypeError naming astype, as a creation
-    function's; a dtype the backend does not take a ValueError naming astype."""
-    x = tensors[0]
-    dtype = params["dtype"]
-    be = x._backend if isinstance(x, Tensor) else get_backend()
+def astype_dtype(be: Backend, dtype: Any) -> Any:
+    """``astype``'s dtype as ``be``'s library's own (PyTorch's and array-api-strict's
+    ``astype`` take no strings), by the rule of ``dtype=`` (:meth:`Backend.resolve_dtype`).
+    What is no dtype (``3``, ``None``, an array) is a TypeError naming astype, as a
+    creation function's; a dtype the backend does not take a ValueError naming astype."""
     if dtype is None:  # the default dtype to a creation function; astype needs one
         raise TypeError(f"astype: {be.not_a_dtype(dtype)}")
-    return {**params, "dtype": be.resolve_dtype(dtype, "astype")}
+    return be.resolve_dtype(dtype, "astype")
+
+
+def _prepare_astype(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The dtype by :func:`astype_dtype`, for the library of the tensor, or of the
+    backend a non-tensor input becomes a tensor of."""
+    x = tensors[0]
+    be = x._backend if isinstance(x, Tensor) else get_backend()
+    return {**params, "dtype": astype_dtype(be, params["dtype"])}
 
 
 astype = defop(
