@@ -336,7 +336,7 @@ def call(
             params[k] = v
         missing = [p for p in pnames if p not in params]
         if missing:
-            raise TypeError(f"{op.name}() missing parameter(s): {', '.join(missing)}")
+            raise missing_parameters(op.name, missing)
         for k, v in params.items():
             if isinstance(v, np.generic) or (
                 type(v) in (tuple, list) and any(isinstance(e, np.generic) for e in v)
@@ -518,6 +518,12 @@ def defop(
         _bind(d, _reflected(op, fn, plain_params if plain else None))
         OPERATORS.add(d)
     return fn
+
+
+def missing_parameters(who: str, names: Sequence[str]) -> TypeError:
+    """The error for a call of ``who`` (an op, or the Tensor method that calls it)
+    without its parameters ``names``, for the caller to raise."""
+    return TypeError(f"{who}() missing parameter(s): {', '.join(names)}")
 
 
 def _all_defaulted(op: OpDef) -> bool:

@@ -13,7 +13,7 @@ import numpy as np
 from ..backend import BACKENDS, Backend, on_device, resolve, shape_arg
 from ..errors import OpError
 from ..tensor import Tensor
-from ._registry import Facts, InputError, Sample, defop, tensor_method
+from ._registry import Facts, InputError, Sample, defop, missing_parameters, tensor_method
 from .elementwise import astype
 from .reduction import normalize_axes
 
@@ -68,7 +68,7 @@ def _given(who: str, name: str, sizes: tuple[Any, ...]) -> tuple[Any, ...]:
     registry's error for a missing parameter where none came (``x.reshape()`` was the
     0-d shape, as PyTorch refuses it too); ``x.reshape(())`` is the 0-d shape."""
     if not sizes:
-        raise TypeError(f"{who}() missing parameter(s): {name}")
+        raise missing_parameters(who, [name])
     return shape_arg(sizes)
 
 
