@@ -1017,9 +1017,12 @@ class Namespace:
     def logaddexp(self, x1: Any, x2: Any, /) -> Tensor:
         """``log(exp(x1) + exp(x2))`` without overflow (``inf`` for two ``inf``)."""
         m = self.maximum(x1, x2)
-        # equal inputs differ by 0 (inf - inf would be nan); where's gradient there is 0,
-        # as abs's at 0 was: the ties' 1/2 each comes from maximum
-        d = self.where(self.equal(x1, x2), 0.0, self.subtract(x1, x2))
+        # equal inputs differ by 0: both are zeroed before the subtraction, so inf - inf
+        # (nan, and NumPy's "invalid value" warning) is never computed; where's gradient
+        # there is 0, as abs's at 0 was: the ties' 1/2 each comes from maximum
+        # (zeros in m's dtype, so that a Python scalar x1 or x2 keeps the promoted dtype)
+        tie, zero = self.equal(x1, x2), self.zeros_like(m)
+        d = self.subtract(self.where(tie, zero, x1), self.where(tie, zero, x2))
         return m + self.log1p(self.exp(-self.abs(d)))  # type: ignore[no-any-return]
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
