@@ -237,3 +237,22 @@ def test_jax_without_x64_names_the_64_bit_dtypes_it_lacks(backend: Any) -> None:
             f"zeros: unknown dtype '{name}' for backend 'jax' (JAX has {name} only in x64 "
             f"mode: set JAX_ENABLE_X64=1 before importing jax); choose one of bool, int8, "
         ), line
+
+
+@pytest.mark.parametrize("name", [*STANDARD_DTYPES, "float16"])
+def test_tensor_of_a_numpy_array_keeps_its_dtype_as_torch_tensor(backend: Any, name: str) -> None:
+    """``tensor(np_array)`` keeps the array's dtype where the backend has it, as
+    ``torch.tensor`` does (int8 stayed int8 only on NumPy: elsewhere it became int64,
+    and float16 the default float); where the backend lacks it (float16 on
+    array-api-strict) a float becomes the default float dtype. Values exact."""
+    a = (np.arange(6).reshape(2, 3) % 3).astype(name)
+    got = minitorch.tensor(a)
+    want = torch.tensor(a)
+    assert str(want.dtype) == f"torch.{name}"
+    if name in backend.named:
+        assert backend.dtype_name(got.dtype) == name
+    else:
+        assert got.dtype == backend.dtype, (name, got.dtype)
+    np.testing.assert_array_equal(_host(got).astype(name), want.numpy())
+    # a NumPy scalar as its array
+    assert minitorch.tensor(a[0, 1]).dtype == got.dtype

@@ -377,3 +377,60 @@ def test_a_step_that_assigns_through_index_tensors_replays() -> None:
         out = replayed(x, minitorch.tensor(cols))
         np.testing.assert_allclose(to_host(out.data), want, rtol=1e-15)
     assert replayed.stats["replays"] == 2
+
+
+#: index dtypes narrower than int32, and the unsigned ones: torch indexes only with
+#: int32/int64 (and reads uint8 as a mask), array-api-strict cannot compare uint8 with
+#: a negative bound; minitorch widens them (exactly) before any library sees them
+NARROW = ["int8", "int16", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+def test_narrow_and_unsigned_index_tensors_index_as_int64(backend: Any, dtype: str) -> None:
+    """x[idx], x[idx] = v, take, embedding, take_along_axis and cross_entropy with an
+    index tensor of a narrow or unsigned dtype: NumPy's values and np.add.at's gradients
+    (the same indices as int64), on every backend. Before, torch refused them inside
+    (index_select wants int32 or int64) or read a uint8 index as a mask, and
+    array-api-strict refused uint8 and uint16 ones."""
+    if backend.name == "torch" and dtype == "uint64":
+        # torch has no kernels for uint64 (no minimum, no comparison): its own error,
+        # named, rather than a silent wrap of indices beyond int64 to negative ones
+        idx = minitorch.tensor(np.array([2, 0], dtype=np.uint64))
+        with pytest.raises(minitorch.OpError, match="UInt64"):
+            minitorch.tensor(X)[idx]
+        return
+    rows = np.array([3, 0, 3, 1])
+    idx = minitorch.tensor(rows.astype(dtype))
+    assert backend.dtype_name(idx.dtype) == dtype
+    _assert_gathers_as_numpy(X, rows, idx)
+
+    x = minitorch.tensor(X[:, :, 0], requires_grad=True)  # (4, 5)
+    g = np.random.default_rng(1).standard_normal((4, 5))
+    for name, y in {
+        "take": minitorch.take(x, idx, axis=0),
+        "embedding": minitorch.embedding(idx, x),
+    }.items():
+        x.grad = None
+        np.testing.assert_array_equal(to_host(y.data), X[rows, :, 0], err_msg=name)
+        (y * minitorch.tensor(g)).sum().backward()
+        want = np.zeros((4, 5))
+        np.add.at(want, rows, g)
+        np.testing.assert_allclose(to_host(x.grad), want, rtol=1e-12, err_msg=name)
+
+    put = minitorch.tensor(X[:, :, 0])
+    put[idx] = 0.5
+    want = X[:, :, 0].copy()
+    want[rows] = 0.5
+    np.testing.assert_array_equal(to_host(put.data), want)
+
+    cols = np.array([[4], [0], [2], [1]])
+    xp = minitorch.array_api.namespace()
+    along = xp.take_along_axis(x, minitorch.tensor(cols.astype(dtype)), axis=1)
+    np.testing.assert_array_equal(to_host(along.data), np.take_along_axis(X[:, :, 0], cols, 1))
+
+    # class targets: the loss of int64 targets (cross_entropy's own tests hold that one
+    # to PyTorch), with class weights too
+    for kw in ({}, {"weight": minitorch.tensor(np.linspace(0.5, 2.0, 5))}):
+        narrow = minitorch.cross_entropy(x, idx, **kw)
+        wide = minitorch.cross_entropy(x, minitorch.tensor(rows), **kw)
+        np.testing.assert_allclose(float(narrow), float(wide), rtol=1e-15)

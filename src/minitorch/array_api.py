@@ -30,7 +30,7 @@ import numpy as np
 
 from . import linalg as _linalg
 from .backend import STANDARD_DTYPES, Backend, as_array, device_name, get_backend
-from .backend._fallback import VJP_KERNELS, all_in_range
+from .backend._fallback import VJP_KERNELS, all_in_range, index_array
 from .errors import OpError
 from .ops import REGISTRY, OpDef, call
 from .ops.elementwise import astype_dtype
@@ -598,6 +598,7 @@ class Namespace:
             )
         if not xp.isdtype(idx.dtype, "integral"):
             raise OpError(f"take_along_axis: indices must be integers, got dtype {idx.dtype}")
+        idx = index_array(xp, idx)
         ax = self._axis(x, axis, "take_along_axis")
         n = x.shape[ax]
         try:

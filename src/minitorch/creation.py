@@ -51,10 +51,10 @@ def tensor(
 
     Python floats take the backend's default float dtype (float32 unless changed with
     :func:`set_backend`); Python ints become int64 and bools bool; NumPy arrays and NumPy
-    scalars keep their dtype (float64 stays float64, int32 int32, as in PyTorch) on
-    every backend, and so does a backend's own array. Off the NumPy backend (which keeps
-    any NumPy array as it is), a NumPy float16 array becomes the default float dtype and
-    another integer array (int8, int16, unsigned) int64.
+    scalars keep their dtype (float64 stays float64, int8 int8, float16 float16, as in
+    PyTorch) on every backend that has it, and so does a backend's own array. Where the
+    backend lacks it (array-api-strict has no float16; JAX without x64 mode no 64-bit
+    dtypes), a float array becomes the default float dtype and an integer array int64.
 
     Examples
     --------

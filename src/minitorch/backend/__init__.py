@@ -731,10 +731,12 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
             out = be.xp.asarray(out, device=device)
         return out
     if dtype is None:
-        # NumPy's dtype where the backend has it (int32 stays int32, as on the NumPy
-        # backend); another float (float16) the default float, another integer int64
-        if data.dtype.name in be.dtypes:
-            dtype = be.resolve_dtype(data.dtype.name)
+        # NumPy's dtype where the backend has it (int8 stays int8 and float16 float16, as
+        # on the NumPy backend and in torch.tensor); where it has not (array-api-strict's
+        # float16, JAX's 64-bit dtypes without x64 mode) the default float for a float,
+        # int64 for an integer (which JAX without x64 gives as int32)
+        if data.dtype.name in be.named:
+            dtype = be.named[data.dtype.name]
         elif data.dtype.kind == "f":
             dtype = be.dtype
         elif data.dtype.kind in "iu":

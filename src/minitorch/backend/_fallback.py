@@ -102,6 +102,24 @@ def all_in_range(xp: Any, x: Array, low: int, high: int) -> Array:
     return xp.all(xp.logical_and(x >= low, x < high))
 
 
+def index_array(xp: Any, x: Array) -> Array:
+    """An integer array of indices (or class targets) as every library indexes with it:
+    int32 and int64 as they are, int8, int16, uint8 and uint16 as int32, uint32 and
+    uint64 as int64, with the same values (a uint64 beyond int64's range becomes its
+    largest value, out of range of any axis, not a negative index). torch indexes only
+    with int32 and int64 (and reads a uint8 index as a mask), and array-api-strict
+    cannot compare a uint8 array with a negative bound; NumPy takes them all."""
+    dt = x.dtype
+    if dt == xp.int64 or dt == xp.int32:
+        return x
+    if dt == xp.uint64:
+        return xp.astype(xp.minimum(x, _INT64_MAX), xp.int64)
+    return xp.astype(x, xp.int64 if dt == xp.uint32 else xp.int32)
+
+
+_INT64_MAX = 2**63 - 1
+
+
 def scatter_add(xp: Any, n: int, index: Array, values: Array) -> Array:
     """Sum the rows of ``values`` into ``n`` rows at ``index``; repeats accumulate.
 

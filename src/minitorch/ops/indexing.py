@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import to_host
+from ..backend._fallback import index_array
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
@@ -405,6 +406,7 @@ def _check_index_arrays(
     for indices, _ in pairs:
         if not xp.isdtype(indices.dtype, "integral"):
             raise OpError(f"{op}: indices must be integers, got dtype {indices.dtype}")
+    pairs = [(index_array(xp, a), n) for a, n in pairs]
     if any(math.prod(a.shape) for a, _ in pairs):
         low = [-n if negative else 0 for _, n in pairs]
         inside = [xp.all_in_range(a, lo, n) for (a, n), lo in zip(pairs, low, strict=True)]

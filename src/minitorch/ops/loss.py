@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import creation
 from ..backend import as_array, get_backend
-from ..backend._fallback import at_targets, is_target
+from ..backend._fallback import at_targets, index_array, is_target
 from ..creation import Generator, host_rng
 from ..errors import OpError
 from ..tensor import Tensor, describe
@@ -251,8 +251,10 @@ def _cross_entropy(
 
 
 def _class_indices(xp: Any, targets: Any, n: int) -> Any:
-    """Class index targets as ``(n,)`` (one unbatched sample's are 0-d)."""
-    return targets if targets.ndim == 1 else xp.reshape(targets, (n,))
+    """Class index targets as ``(n,)`` (one unbatched sample's are 0-d), of an integer
+    dtype every library indexes with (uint8 and int16 ones widened)."""
+    t = targets if targets.ndim == 1 else xp.reshape(targets, (n,))
+    return index_array(xp, t)
 
 
 def _reduced(xp: Any, losses: Any, denom: Any, reduction: str, logits: Any) -> Any:
