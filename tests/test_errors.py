@@ -29,6 +29,27 @@ def test_matmul_shape_error_names_everything(backend: Any) -> None:
         minitorch.matmul(a, a)
 
 
+def test_a_dtype_the_library_has_no_kernel_for_says_to_convert(backend: Any) -> None:
+    """torch has uint16 tensors (tensor() of a NumPy uint16 array is one, as in
+    torch.tensor) but no addition for them: the OpError names the op, the dtype and the
+    library, and says to convert; the same sum on the converted tensor is right. Where the
+    library adds uint16 (NumPy, JAX, array-api-strict) the sum is exact in uint16."""
+    a = minitorch.tensor(np.array([1, 2, 60000], dtype=np.uint16))
+    want = np.array([2, 4, 54464], dtype=np.uint16)  # 120000 mod 2**16, as NumPy
+    if backend.name != "torch":
+        np.testing.assert_array_equal(B.to_host((a + a).data), want)
+        return
+    with pytest.raises(minitorch.OpError) as info:
+        a + a
+    msg = str(info.value)
+    parts = ("add failed", "dtype=uint16", "NotImplementedError", "torch has no add for uint16")
+    for part in parts:
+        assert part in msg, (part, msg)
+    assert "x.astype('int64')" in msg
+    b = a.astype("int64")
+    np.testing.assert_array_equal(B.to_host((b + b).data), [2, 4, 120000])
+
+
 def test_reduction_axis_out_of_range(backend: Any) -> None:
     x = minitorch.tensor(np.ones((2, 3)))
     for f in (minitorch.sum, minitorch.mean, minitorch.max):

@@ -1061,7 +1061,16 @@ def _forward_error(op: Op, args: Sequence[Any], params: dict[str, Any], exc: Exc
     extra = f" with {shown}" if shown else ""
     if len(devices) > 1:
         return _device_error(op, args, inputs)
-    return OpError(f"{op.name}{extra} failed on inputs {inputs}: {type(exc).__name__}: {exc}")
+    hint = ""
+    if isinstance(exc, NotImplementedError) and tensors:
+        # torch has tensors of uint16, uint32 and uint64 but few kernels for them
+        be = tensors[0]._backend
+        dtypes = ", ".join(sorted({be.dtype_name(t.dtype) for t in tensors}))
+        hint = (
+            f" ({be.library.__name__} has no {op.name} for {dtypes}: convert the input "
+            f"first, e.g. x.astype('int64') or x.astype('float32'))"
+        )
+    return OpError(f"{op.name}{extra} failed on inputs {inputs}: {type(exc).__name__}: {exc}{hint}")
 
 
 def _device_error(op: Op, args: Sequence[Any], inputs: str) -> BackendMismatchError:
