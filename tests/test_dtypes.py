@@ -256,3 +256,122 @@ def test_tensor_of_a_numpy_array_keeps_its_dtype_as_torch_tensor(backend: Any, n
     np.testing.assert_array_equal(_host(got).astype(name), want.numpy())
     # a NumPy scalar as its array
     assert minitorch.tensor(a[0, 1]).dtype == got.dtype
+
+
+def test_erf_and_gelu_of_float16_stay_float16(backend: Any) -> None:
+    """As torch.erf: a float16 tensor's erf (and the exact GELU made of it) is float16.
+    NumPy's SciPy erf has float32 and float64 loops and gave float64."""
+    if "float16" not in backend.named:
+        pytest.skip(f"{backend.name} has no float16")
+    a = np.linspace(-3, 3, 13).astype(np.float16)
+    for name, got, want in (
+        ("erf", minitorch.erf(minitorch.tensor(a)), torch.erf(torch.tensor(a))),
+        ("gelu", minitorch.gelu(minitorch.tensor(a)), torch.nn.functional.gelu(torch.tensor(a))),
+    ):
+        assert backend.dtype_name(got.dtype) == "float16", (name, got.dtype)
+        np.testing.assert_allclose(_host(got), want.numpy(), atol=2e-3, err_msg=name)
+
+
+#: masked_fill values a dtype cannot hold: PyTorch refuses each ("value cannot be
+#: converted to type ... without overflow"); NumPy wrapped -10000 into int8 (-16)
+BEYOND = [
+    ("int8", -10000.0),
+    ("int8", 127.5),
+    ("uint8", -1),
+    ("int8", float("nan")),
+    ("int32", float("inf")),
+    ("int64", 2**63),
+    ("float32", 1e39),
+    ("float16", -1e5),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BEYOND)
+def test_masked_fill_refuses_a_value_its_dtype_cannot_hold(
+    backend: Any, name: str, value: Any
+) -> None:
+    if name not in backend.named:
+        pytest.skip(f"{backend.name} has no {name}")
+    x = minitorch.zeros(2, 3, dtype=name)
+    mask = minitorch.tensor([[True, False, True]] * 2)
+    with pytest.raises(minitorch.OpError, match=rf"masked_fill: value .* does not fit .*{name}"):
+        x.masked_fill(mask, value)
+    # and written by index: a mask, index tensors, an int (three paths of setitem)
+    for key in (mask, minitorch.tensor([1, 0]), 1):
+        with pytest.raises(minitorch.OpError, match=rf"x\[key\] = value: value .* {name}"):
+            x[key] = value
+    np.testing.assert_array_equal(_host(x), np.zeros((2, 3)))  # nothing written
+    if name != "uint8":  # (torch wraps -1 into uint8: minitorch refuses it too)
+        with pytest.raises(RuntimeError, match="without overflow"):
+            torch.zeros(2, 3, dtype=getattr(torch, name)).masked_fill(
+                torch.tensor([[True, False, True]] * 2), value
+            )
+    # what fits is written, as PyTorch writes it: the largest, -inf into a float
+    edge = float("-inf") if "float" in name else int(np.iinfo(name).max)
+    got = x.masked_fill(mask, edge)
+    want = torch.zeros(2, 3, dtype=getattr(torch, name)).masked_fill(
+        torch.tensor([[True, False, True]] * 2), edge
+    )
+    np.testing.assert_array_equal(_host(got), want.numpy())
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "int64", "uint8", "bool"])
+def test_signbit_and_nextafter_of_integers(backend: Any, name: str) -> None:
+    """signbit of an integer tensor as torch.signbit (negative ones; array-api-strict's
+    signbit took floats only); nextafter of integers works in the default float dtype,
+    as minitorch's other functions of real numbers (torch refuses them, NumPy made int8
+    float16)."""
+    a = np.array([[-3, 0, 2], [1, -1, 5]]).astype(name)
+    got = minitorch.signbit(minitorch.tensor(a))
+    np.testing.assert_array_equal(_host(got), torch.signbit(torch.tensor(a)).numpy())
+    after = minitorch.nextafter(minitorch.tensor(a), minitorch.tensor(a) if name == "bool" else 100)
+    assert after.dtype == backend.dtype
+    f = a.astype(backend.dtype_name(backend.dtype))
+    np.testing.assert_array_equal(_host(after), np.nextafter(f, f if name == "bool" else 100))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "written"),
+    [
+        ("int8", 2.75, 2),
+        ("int8", -3.5, -3),
+        ("int16", True, 1),
+        ("bool", 5, True),
+        ("float32", 3, 3.0),
+    ],
+)
+def test_a_number_of_another_kind_is_written_as_numpy_and_torch_write_it(
+    backend: Any, name: str, value: Any, written: Any
+) -> None:
+    """x[key] = number and masked_fill take a number of another kind as NumPy and
+    PyTorch do (a float into an integer tensor truncated toward zero), by every path of
+    setitem, on every backend (array-api-strict refused x[1] = 2.75 into int8)."""
+    t = torch.zeros(4, dtype=getattr(torch, name))
+    t[1] = value
+    assert t[1].item() == written
+    for key in (1, minitorch.tensor([1]), minitorch.tensor([False, True, False, False])):
+        x = minitorch.zeros(4, dtype=name)
+        x[key] = value
+        np.testing.assert_array_equal(_host(x), t.numpy())
+    mask = minitorch.tensor([False, True, False, False])
+    np.testing.assert_array_equal(
+        _host(minitorch.zeros(4, dtype=name).masked_fill(mask, value)), t.numpy()
+    )
+
+
+def test_sums_of_unsigned_tensors_are_uint64_but_on_torch(backend: Any) -> None:
+    """The Array API's uint64 for the sum, product, cumulative sum and trace of uint8
+    (docs/semantics.md), but int64 on torch, as PyTorch (it has no uint64 sum); the
+    values exact either way (300 would wrap in uint8)."""
+    a = np.array([[200, 100], [3, 1]], dtype=np.uint8)
+    x = minitorch.tensor(a)
+    xp = minitorch.array_api.namespace()
+    want = "int64" if backend.name == "torch" else "uint64"
+    for name, got, value in (
+        ("sum", x.sum(), 304),
+        ("prod", xp.prod(x), 60000),
+        ("cumulative_sum", xp.cumulative_sum(x, axis=0), [[200, 100], [203, 101]]),
+        ("trace", minitorch.trace(x), 201),
+    ):
+        assert backend.dtype_name(got.dtype) == want, (name, got.dtype)
+        np.testing.assert_array_equal(_host(got), value, err_msg=name)

@@ -168,7 +168,11 @@ def load() -> Backend:
     try:
         from scipy.special import erf as _sc_erf
 
-        erf = _sc_erf
+        def erf(x: Any) -> Any:
+            # SciPy has float32 and float64 loops: a float16 array came back float64
+            out = _sc_erf(x)
+            return out if out.dtype == x.dtype else out.astype(x.dtype)
+
     except ImportError:  # the pure-standard fallback is used instead
         pass
     return make_backend(

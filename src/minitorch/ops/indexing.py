@@ -25,7 +25,7 @@ from ..backend._fallback import index_array
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop, tensor_method
-from .elementwise import where
+from .elementwise import fill_number, where
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -914,6 +914,7 @@ def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
     ``x[rest of the key]`` where the key has ints or partial slices, written back with
     :func:`setitem`); any other key goes through :func:`setitem`."""
     self._check_inplace("__setitem__")
+    value = fill_number(self._backend.xp, self.data.dtype, value, "x[key] = value")
     masked = _mask_and_value(self, key, value)
     if masked is not None:
         self._rebase(where(masked[0], masked[1], self), "__setitem__")

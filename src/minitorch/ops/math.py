@@ -415,8 +415,15 @@ copysign = defop(
 
 # ------------------------------------------------------------------ tests of values (no gradient)
 def _signbit(xp: Any, x: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Elementwise: is the sign bit set (true for -0.0 and -inf); no gradient."""
-    return xp.signbit(x), ()
+    """Elementwise: is the sign bit set (true for -0.0 and -inf; for integers, whether
+    negative: never for unsigned ones and bools), as ``torch.signbit``; no gradient."""
+    if xp.isdtype(x.dtype, "real floating"):
+        return xp.signbit(x), ()
+    if xp.isdtype(x.dtype, "signed integer"):  # (the standard's signbit takes floats only)
+        return x < 0, ()
+    if xp.isdtype(x.dtype, ("unsigned integer", "bool")):
+        return xp.zeros(x.shape, dtype=xp.bool, device=x.device), ()
+    return xp.signbit(x), ()  # complex: the library's own error
 
 
 signbit = defop(
@@ -462,7 +469,7 @@ nextafter = defop(
     _nextafter,
     None,
     nin=2,
-    promote="operands",
+    promote="division",  # ints and bools: the default float (NumPy made int8 float16)
     method=True,
     scalars=True,
     facts=Facts(
