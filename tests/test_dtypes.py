@@ -375,3 +375,41 @@ def test_sums_of_unsigned_tensors_are_uint64_but_on_torch(backend: Any) -> None:
     ):
         assert backend.dtype_name(got.dtype) == want, (name, got.dtype)
         np.testing.assert_array_equal(_host(got), value, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cholesky",
+        "det",
+        "eigh",
+        "eigvalsh",
+        "inv",
+        "matrix_rank",
+        "pinv",
+        "qr",
+        "slogdet",
+        "solve",
+        "svd",
+        "svdvals",
+    ],
+)
+def test_linear_algebra_refuses_half_precision_matrices(backend: Any, name: str) -> None:
+    """float16 matrices: an OpError saying to convert, on every backend with float16
+    (PyTorch refuses them too). NumPy's own refusal had been reported as 'the matrix is
+    singular' (inv, solve) or 'not positive definite' (cholesky); JAX's det took them."""
+    if "float16" not in backend.named:
+        pytest.skip(f"{backend.name} has no float16")
+    a = np.array([[2.0, 1.0], [1.0, 3.0]], dtype=np.float16)
+    x = minitorch.tensor(a)
+    args = (x, x) if name == "solve" else (x,)
+    with pytest.raises(minitorch.OpError, match=r"needs float32 or float64 matrices.*float16"):
+        getattr(minitorch.linalg, name)(*args)
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        torch.linalg.inv(torch.tensor(a))
+    # converted, it works: the inverse as NumPy's of the float32 matrix
+    np.testing.assert_allclose(
+        _host(minitorch.linalg.inv(x.astype("float32"))),
+        np.linalg.inv(a.astype(np.float32)),
+        rtol=1e-6,
+    )

@@ -111,6 +111,14 @@ def _mH(xp: Any, a: Any) -> Any:
 
 def _matrices(xp: Any, x: Any, name: str) -> None:
     _floating(xp, x, name)
+    if x.dtype not in (xp.float32, xp.float64, xp.complex64, xp.complex128):
+        # float16, bfloat16: no LAPACK routine takes them (NumPy's refusal was reported
+        # as a singular matrix); PyTorch refuses them too
+        raise InputError(
+            f"{name} needs float32 or float64 matrices (or complex64, complex128), got "
+            f"dtype {str(x.dtype).rsplit('.', 1)[-1]}, which LAPACK (NumPy's and PyTorch's "
+            f"linear algebra) does not take; convert it first, e.g. x.astype('float32')"
+        )
     if x.ndim < 2:
         raise InputError(
             f"{name} needs (a stack of) matrices, shape (..., m, n), got shape {tuple(x.shape)}"
