@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minitorch
+from minitorch.backend.promotion import promote
 
 
 def _arr(backend: Any, values: Any, dtype: str) -> minitorch.Tensor:
@@ -86,3 +87,34 @@ def test_matmul_of_float32_and_float64_is_float64(backend: Any) -> None:
     out = _arr(be, [[1.0, 2.0]], "float32") @ _arr(be, [[1.0], [2.0]], "float64")
     assert be.dtype_name(out.dtype) == "float64"
     assert float(out.sum()) == 5.0
+
+
+INTEGERS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("left", INTEGERS)
+def test_integer_promotion_is_the_array_apis_on_every_backend(backend: Any, left: str) -> None:
+    """Every pair of integer dtypes promotes as array-api-strict's result_type (the
+    standard's table: uint8 with int8 is int16, uint32 with int64 int64), on every
+    backend: torch refused mixes with uint16, uint32 and uint64 ("Promotion for uint16,
+    uint32, uint64 types is not supported"). uint64 with a signed integer, which the
+    standard leaves undefined (NumPy made float64), is an OpError saying to convert.
+    Checked on the casts minitorch makes before the op (torch has few kernels for
+    uint16-uint64), and on concat, which promotes by the same table."""
+    strict = pytest.importorskip("array_api_strict")
+    for right in INTEGERS:
+        x = minitorch.tensor(np.array([1, 2], dtype=left))
+        y = minitorch.tensor(np.array([3, 4], dtype=right))
+        try:
+            want = str(strict.result_type(getattr(strict, left), getattr(strict, right)))
+        except TypeError:
+            with pytest.raises(minitorch.OpError, match="uint64 and a signed integer"):
+                minitorch.add(x, y)
+            continue
+        want = want.rsplit(".", 1)[-1]
+        cast = promote(backend, [x.data, y.data], 0, False)
+        assert [backend.dtype_name(c.dtype) for c in cast] == [want, want], (left, right)
+        if backend.name != "torch" or not {left, right} & {"uint16", "uint32", "uint64"}:
+            both = minitorch.concat([x, y])
+            assert backend.dtype_name(both.dtype) == want, (left, right)
+            np.testing.assert_array_equal(both.numpy(), [1, 2, 3, 4])

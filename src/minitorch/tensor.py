@@ -971,28 +971,31 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
         raise OpError(f"{op.name}: needs at least one Tensor input")
     inputs = datas
     promote_at = op.promote
-    if promote_at is not None:
-        # x + y of one float dtype, x * 2.0, exp(x) of a float x: nothing to promote
-        # (checked inline, as every arithmetic op passes here); anything else goes
-        # through the table
-        n = len(datas)
-        if n == 1:  # one input, a Tensor's array: only an integer or boolean one changes
-            if datas[0].dtype not in be.floating:
-                inputs = promote(be, datas, 0, op.promote_float)
-        elif n == 2 and promote_at == 0:
-            x, y = datas
-            fl = be.floating
-            if type(y) in _NUMBERS:  # a bool is an int to a non-bool tensor (promote)
-                same = x.dtype in fl and type(y) is not bool
-            elif type(x) in _NUMBERS:
-                same = y.dtype in fl and type(x) is not bool
+    try:  # (free in Python 3.11 where nothing is raised)
+        if promote_at is not None:
+            # x + y of one float dtype, x * 2.0, exp(x) of a float x: nothing to promote
+            # (checked inline, as every arithmetic op passes here); anything else goes
+            # through the table
+            n = len(datas)
+            if n == 1:  # one input, a Tensor's array: only an integer or boolean one changes
+                if datas[0].dtype not in be.floating:
+                    inputs = promote(be, datas, 0, op.promote_float)
+            elif n == 2 and promote_at == 0:
+                x, y = datas
+                fl = be.floating
+                if type(y) in _NUMBERS:  # a bool is an int to a non-bool tensor (promote)
+                    same = x.dtype in fl and type(y) is not bool
+                elif type(x) in _NUMBERS:
+                    same = y.dtype in fl and type(x) is not bool
+                else:
+                    dt = x.dtype
+                    same = (dt is y.dtype or dt == y.dtype) and dt in fl
+                if not same:
+                    inputs = promote(be, datas, 0, op.promote_float)
             else:
-                dt = x.dtype
-                same = (dt is y.dtype or dt == y.dtype) and dt in fl
-            if not same:
-                inputs = promote(be, datas, 0, op.promote_float)
-        else:
-            inputs = promote(be, datas, promote_at, op.promote_float)
+                inputs = promote(be, datas, promote_at, op.promote_float)
+    except TypeError as exc:  # dtypes the table has no common dtype for (uint64, int8)
+        raise _forward_error(op, args, params, exc) from None
     try:
         if be.scope is None:
             out, saved = op.fwd(be.xp, *inputs, **params) if params else op.fwd(be.xp, *inputs)

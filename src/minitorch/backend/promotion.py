@@ -9,6 +9,9 @@ operands                         result                      rule from
 float32 and float64 (0-d too)    float64                     Array API (PyTorch: 0-d
                                                              float64 gives float32)
 int32 and int64                  int64                       Array API
+uint8 and int8, uint32 and int8  int16, int64 (the narrowest Array API (torch has no
+                                 signed int holding both)    promotion for uint16-64)
+uint64 and a signed int          refused (TypeError)         Array API: undefined
 float and int/bool array         the float's dtype           PyTorch (Array API: undefined)
 int and bool array               the int's dtype             PyTorch (Array API: undefined)
 int/bool array and Python float  the default float dtype     PyTorch (Array API: undefined)
@@ -85,14 +88,7 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
         target = be.dtype
     elif top == 1:
         ints = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 1]
-        if all(i == ints[0] for i in ints):
-            target = ints[0]
-        elif all(xp.iinfo(i).min < 0 for i in ints):
-            # int32 with int64: int64 (the Array API), where torch would count a 0-d
-            # int64 tensor as a number and wrap the result in int32
-            target = max(ints, key=lambda d: xp.iinfo(d).bits)
-        else:  # signed with unsigned: left to the backend
-            return datas
+        target = ints[0] if all(i == ints[0] for i in ints) else _integer_target(be, ints)
     elif any(type(n) is int for n in numbers):
         target = be.dtypes["int64"]
     else:
@@ -101,3 +97,29 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
         d if i < start or type(d) in _NUMBERS or d.dtype == target else xp.astype(d, target)
         for i, d in enumerate(datas)
     ]
+
+
+def _integer_target(be: Backend, ints: list[Any]) -> Any:
+    """The Array API's common dtype of integer dtypes: the widest signed ones or the
+    widest unsigned ones; a signed with an unsigned the narrowest signed integer that
+    holds both (uint8 with int8: int16; uint32 with int64: int64). int32 with int64 is
+    int64, where torch would count a 0-d int64 tensor as a number and give int32; a
+    mix of unsigned and signed is computed here, not left to the library (torch has
+    no promotion for uint16, uint32 and uint64). None for uint64 with a signed
+    integer: a TypeError (the standard leaves it undefined; NumPy made float64,
+    torch and array-api-strict refuse)."""
+    xp = be.xp
+    signed = max((xp.iinfo(i).bits for i in ints if xp.iinfo(i).min < 0), default=0)
+    unsigned = max((xp.iinfo(i).bits for i in ints if xp.iinfo(i).min == 0), default=0)
+    if not unsigned:
+        return be.named[f"int{signed}"]
+    if not signed:
+        return be.named[f"uint{unsigned}"]
+    if unsigned == 64:
+        names = ", ".join(sorted({be.dtype_name(i) for i in ints}))
+        raise TypeError(
+            f"{names}: uint64 and a signed integer dtype have no common integer dtype "
+            f"(the Array API leaves it undefined); convert one first, e.g. "
+            f"x.astype('int64') or x.astype('float64')"
+        )
+    return be.named[f"int{max(signed, 2 * unsigned)}"]

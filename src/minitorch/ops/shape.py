@@ -333,6 +333,7 @@ concat = defop(
     _concat_vjp,
     aliases=("cat",),
     nin=-1,
+    promote="operands",  # one dtype by the promotion table (NumPy's and strict's differ)
     facts=Facts(
         ref=lambda torch, *xs, axis=0: torch.cat(xs, dim=axis),
         samples=(
@@ -364,6 +365,7 @@ stack = defop(
     _stack,
     _stack_vjp,
     nin=-1,
+    promote="operands",  # one dtype by the promotion table (NumPy's and strict's differ)
     facts=Facts(
         ref=lambda torch, *xs, axis=0: torch.stack(xs, dim=axis),
         samples=(
