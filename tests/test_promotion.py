@@ -118,3 +118,49 @@ def test_integer_promotion_is_the_array_apis_on_every_backend(backend: Any, left
             both = minitorch.concat([x, y])
             assert backend.dtype_name(both.dtype) == want, (left, right)
             np.testing.assert_array_equal(both.numpy(), [1, 2, 3, 4])
+
+
+OUT_OF_RANGE: dict[str, Callable[[Any, int], Any]] = {
+    "add": lambda x, n: x + n,
+    "rsub": lambda x, n: n - x,
+    "mul": lambda x, n: x * n,
+    "eq": lambda x, n: x == n,
+    "maximum": lambda x, n: minitorch.maximum(x, n),
+    "minimum": lambda x, n: minitorch.minimum(n, x),
+    "where": lambda x, n: minitorch.where(x > 1, x, n),
+}
+
+
+@pytest.mark.parametrize("name", OUT_OF_RANGE)
+def test_a_python_int_the_tensors_integer_dtype_cannot_hold_is_refused(
+    backend: Any, name: str
+) -> None:
+    """int8 + 300, maximum(int8, 300), where(c, int8, 1000), uint8 + (-1): an OpError
+    naming the int and the dtype's range, as NumPy 2 and array-api-strict refuse them;
+    torch and JAX wrapped the int silently (maximum of an int8 tensor and 300 was 44 on
+    every backend). A comparison is refused too, as array-api-strict refuses it (NumPy
+    and torch answer False; docs/semantics.md). What fits gives NumPy's values."""
+    f = OUT_OF_RANGE[name]
+    a = np.array([1, 2, 3], dtype=np.int8)
+    x = minitorch.tensor(a)
+    with pytest.raises(minitorch.OpError, match=r"the Python int 300 does not fit in int8"):
+        f(x, 300)
+    if name == "eq":  # NumPy 2 and torch compare exactly (False): a deliberate difference
+        assert not f(a, 300).any()
+    else:
+        with pytest.raises(OverflowError):  # NumPy 2's own refusal
+            f(a, 300) if name not in ("maximum", "minimum", "where") else np.int8(300)
+    u = minitorch.tensor(a.astype(np.uint8))
+    with pytest.raises(minitorch.OpError, match=r"the Python int -1 does not fit in uint8"):
+        f(u, -1)
+    ref = {"maximum": np.maximum, "minimum": lambda a, n: np.minimum(n, a)}
+    want = (
+        ref[name](a, 100)
+        if name in ref
+        else np.where(a > 1, a, np.int8(100))
+        if name == "where"
+        else f(a, 100)
+    )
+    got = f(x, 100)
+    assert got.numpy().dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy(), want)

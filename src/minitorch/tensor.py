@@ -994,7 +994,8 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
                     inputs = promote(be, datas, 0, op.promote_float)
             else:
                 inputs = promote(be, datas, promote_at, op.promote_float)
-    except TypeError as exc:  # dtypes the table has no common dtype for (uint64, int8)
+    except (TypeError, OverflowError) as exc:  # no common dtype (uint64 with int8), or
+        # a Python int the integer dtype cannot hold (int8 + 300)
         raise _forward_error(op, args, params, exc) from None
     try:
         if be.scope is None:
