@@ -129,15 +129,20 @@ def _integer_target(be: Backend, ints: list[Any]) -> Any:
 
 def _check_ints_fit(be: Backend, target: Any, numbers: list[Any]) -> None:
     """Refuse a Python int operand that the integer dtype of the result cannot hold
-    (``int8_tensor + 300``, ``maximum(x, 300)``, ``where(c, x, 1000)``), as NumPy 2
-    and array-api-strict refuse it: torch and JAX wrapped it silently (``maximum`` of
-    an int8 tensor and 300 was 44 everywhere). The Array API leaves it unspecified."""
-    info = be.xp.iinfo(target)
+    (``int8_tensor + 300``, ``where(c, x, 1000)``), as NumPy 2 and array-api-strict
+    refuse it: torch and JAX wrapped it silently. The Array API leaves it unspecified."""
     for n in numbers:
-        if type(n) is int and not info.min <= n <= info.max:
-            name = be.dtype_name(target)
-            raise OverflowError(
-                f"the Python int {n} does not fit in {name} (from {info.min} to "
-                f"{info.max}), the dtype of the tensor it meets; convert the tensor to a "
-                f"wider dtype first (x.astype('int64'))"
-            )
+        if type(n) is int:
+            check_int_fits(be, target, n)
+
+
+def check_int_fits(be: Backend, dtype: Any, n: int) -> None:
+    """An OverflowError where the integer ``dtype`` cannot hold the Python int ``n``
+    that meets a tensor of it (the op adds its name)."""
+    info = be.xp.iinfo(dtype)
+    if not info.min <= n <= info.max:
+        raise OverflowError(
+            f"the Python int {n} does not fit in {be.dtype_name(dtype)} (from {info.min} "
+            f"to {info.max}), the dtype of the tensor it meets; convert the tensor to a "
+            f"wider dtype first (x.astype('int64'))"
+        )

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, as_array, get_backend
+from ..backend.promotion import check_int_fits
 from ..errors import KEYWORD_SPELLINGS, SIGNATURE_SPELLINGS, OpError
 from ..tensor import INT64_MAX, INT64_MIN, TENSOR_TYPES, Tensor, apply
 
@@ -244,13 +245,10 @@ def as_tensor_args(op: OpDef, args: Sequence[Any], backend: Backend | None = Non
             dt = ref_dtype if ref_dtype is not None else be.dtype
         elif isinstance(a, int) and ref_int is not None:
             dt = ref_int
-            info = be.xp.iinfo(dt)
-            if not info.min <= a <= info.max:  # maximum(int8 tensor, 300) wrapped to 44
-                raise OpError(
-                    f"{op.name}: the Python int {a} does not fit in {be.dtype_name(dt)} "
-                    f"(from {info.min} to {info.max}), the dtype of the tensor it meets; "
-                    f"convert the tensor to a wider dtype first (x.astype('int64'))"
-                )
+            try:  # maximum(int8 tensor, 300) wrapped 300 to 44
+                check_int_fits(be, dt, a)
+            except OverflowError as exc:
+                raise OpError(f"{op.name}: {exc}") from None
         elif isinstance(a, list | tuple) and ref_dtype is not None:
             try:
                 kind = np.asarray(a).dtype.kind
