@@ -413,3 +413,15 @@ def test_linear_algebra_refuses_half_precision_matrices(backend: Any, name: str)
         np.linalg.inv(a.astype(np.float32)),
         rtol=1e-6,
     )
+
+
+def test_an_int_beyond_every_float_written_into_a_tensor_is_refused(backend: Any) -> None:
+    """x[0] = 2**2000 and masked_fill(..., 2**2000): the OpError naming the dtype, not
+    Python's OverflowError from converting the int to a float (int64 and float32)."""
+    mask = minitorch.tensor([True, False])
+    for name in ("int64", "float32"):
+        x = minitorch.zeros(2, dtype=name)
+        with pytest.raises(minitorch.OpError, match=rf"x\[key\] = value: .* {name}"):
+            x[0] = 2**2000
+        with pytest.raises(minitorch.OpError, match=rf"masked_fill: .* {name}"):
+            x.masked_fill(mask, 2**2000)

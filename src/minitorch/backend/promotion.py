@@ -107,9 +107,9 @@ def _integer_target(be: Backend, ints: list[Any]) -> Any:
     holds both (uint8 with int8: int16; uint32 with int64: int64). int32 with int64 is
     int64, where torch would count a 0-d int64 tensor as a number and give int32; a
     mix of unsigned and signed is computed here, not left to the library (torch has
-    no promotion for uint16, uint32 and uint64). None for uint64 with a signed
-    integer: a TypeError (the standard leaves it undefined; NumPy made float64,
-    torch and array-api-strict refuse)."""
+    no promotion for uint16, uint32 and uint64). uint64 with a signed integer is a
+    TypeError (the standard leaves it undefined; NumPy made float64, torch and
+    array-api-strict refuse)."""
     xp = be.xp
     signed = max((xp.iinfo(i).bits for i in ints if xp.iinfo(i).min < 0), default=0)
     unsigned = max((xp.iinfo(i).bits for i in ints if xp.iinfo(i).min == 0), default=0)

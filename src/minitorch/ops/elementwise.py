@@ -669,7 +669,9 @@ def fill_number(xp: Any, dtype: Any, value: Any, who: str) -> Any:
         return int(value) if xp.isdtype(dtype, "integral") else float(value)
     if xp.isdtype(dtype, "integral"):
         info = xp.iinfo(dtype)
-        if not (math.isfinite(value) and info.min <= value <= info.max):
+        # (an int is compared as it is: 2**2000 is beyond every float)
+        finite = isinstance(value, numbers.Integral) or math.isfinite(value)
+        if not (finite and info.min <= value <= info.max):
             raise _fill_error(who, value, dtype, f"from {info.min} to {info.max}")
         return math.trunc(value)  # toward zero, as int()
     if xp.isdtype(dtype, "real floating"):
