@@ -425,3 +425,25 @@ def test_an_int_beyond_every_float_written_into_a_tensor_is_refused(backend: Any
             x[0] = 2**2000
         with pytest.raises(minitorch.OpError, match=rf"masked_fill: .* {name}"):
             x.masked_fill(mask, 2**2000)
+
+
+def test_reductions_of_booleans_count_as_torch_does(backend: Any) -> None:
+    """sum, prod, cumulative_sum and cumulative_prod of a boolean tensor are int64, as
+    in PyTorch (``(pred == y).sum()``), on every backend: array-api-strict refused them
+    (the standard's take numbers only). argmax and argmin of booleans give the first
+    True or False, as NumPy (torch and array-api-strict refused)."""
+    a = np.array([[True, False, True], [True, True, False]])
+    t, ta = minitorch.tensor(a), torch.tensor(a)
+    xp = minitorch.array_api.namespace()
+    for name, got, want in (
+        ("sum", t.sum(), ta.sum()),
+        ("sum axis 0", t.sum(axis=0), ta.sum(0)),
+        ("prod", xp.prod(t, axis=1), torch.prod(ta, 1)),
+        ("cumulative_sum", xp.cumulative_sum(t, axis=0), torch.cumsum(ta, 0)),
+        ("cumulative_prod", xp.cumulative_prod(t, axis=1), torch.cumprod(ta, 1)),
+    ):
+        assert backend.dtype_name(got.dtype) == "int64", (name, got.dtype)
+        np.testing.assert_array_equal(_host(got), want.numpy(), err_msg=name)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(_host(minitorch.argmax(t, axis=axis)), np.argmax(a, axis))
+        np.testing.assert_array_equal(_host(minitorch.argmin(t, axis=axis)), np.argmin(a, axis))

@@ -454,6 +454,8 @@ class Namespace:
         xp = self.backend.xp
         if xp.isdtype(x.dtype, "real floating") or xp.isdtype(x.dtype, "complex floating"):
             return x.dtype
+        if xp.isdtype(x.dtype, "bool"):  # as torch (the standard's take numbers only)
+            return self.backend.dtypes["int64"]
         empty = xp.zeros((0,), dtype=x.dtype, device=x.device)
         return getattr(xp, "prod" if who == "prod" else "sum")(empty).dtype
 

@@ -77,8 +77,11 @@ def _filled(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool, value: float
 
 
 def _sum(xp: Any, x: Any, axis: Axis = None, keepdims: bool = False) -> tuple[Any, tuple[Any, ...]]:
-    """Sum over ``axis`` (all axes by default)."""
+    """Sum over ``axis`` (all axes by default); of booleans, the count of True as int64
+    (as ``torch.sum``: ``(pred == y).sum()``; the standard's sum takes numbers only)."""
     axes = normalize_axes(axis, x.ndim, "sum")
+    if x.dtype == xp.bool:
+        x = xp.astype(x, xp.int64)
     return xp.sum(x, axis=axes, keepdims=keepdims), (tuple(x.shape), axes)
 
 
@@ -454,6 +457,8 @@ def _arg_extremum(name: str) -> Any:
             axes = normalize_axes(axis, x.ndim, name)
             if over_nothing(x, axes):
                 raise empty_reduction_error(name, x, axis, axes)
+        if x.dtype == xp.bool:  # the first True (False): as NumPy; torch and strict refuse
+            x = xp.astype(x, xp.int8)
         return getattr(xp, name)(x, axis=axis, keepdims=keepdims), ()
 
     what = "maximum" if name == "argmax" else "minimum"
