@@ -25,20 +25,11 @@ def _scatter_add(n: int, index: Any, values: Any) -> Any:
 
 
 def _put_rows(x: Any, index: Any, values: Any) -> Any:
-    return x.at[index].set(_cast(values, x.dtype))
-
-
-def _cast(value: Any, dtype: Any) -> Any:
-    """A value to write into an array of ``dtype``, cast first as NumPy's assignment
-    casts it (a float into an integer array truncated): JAX warns that it will refuse
-    the scatter of another dtype."""
-    if getattr(value, "dtype", None) == dtype:
-        return value
-    return jnp.asarray(value).astype(dtype)
+    return x.at[index].set(values)
 
 
 def _setitem(x: Any, key: Any, value: Any) -> Any:
-    return x.at[key].set(_cast(value, x.dtype))
+    return x.at[key].set(value)
 
 
 def _current_index(kind: str) -> int | None:
