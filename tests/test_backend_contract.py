@@ -20,7 +20,7 @@ import pytest
 
 import minitorch
 import minitorch.backend as B
-from minitorch.backend import _fallback
+from minitorch.backend import _fallback, _numpy
 
 # ------------------------------------------------------------------ helpers
 
@@ -377,6 +377,32 @@ def test_softmax_cross_entropy_kernel_by_hand(backend: Any, impl: str, index_dty
     assert nll.dtype == d.dtype == backend.dtypes["float64"]
     np.testing.assert_allclose(_host(backend, nll), want_nll, rtol=1e-13)
     np.testing.assert_allclose(_host(backend, d), want_d, rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32", "int16", "int8", "uint8"])
+def test_numpy_cross_entropy_kernel_equals_the_formula_bit_for_bit(
+    dtype: str, index_dtype: str
+) -> None:
+    """The NumPy backend's own ``softmax_cross_entropy`` (fancy indexing instead of a
+    one-hot mask) gives the formula's losses and gradient exactly, for every float dtype,
+    narrow index dtypes, and rows with +inf, -inf and nan logits; the training step of
+    bench/bench_mlp.py relies on it."""
+    be = _numpy.load()
+    assert be.xp.softmax_cross_entropy is not _fallback.VJP_KERNELS["softmax_cross_entropy"]
+    rng = np.random.default_rng(8)
+    for n, c in ((32, 10), (1, 1), (6, 120), (4, 3)):
+        x = (rng.standard_normal((n, c)) * 6).astype(dtype)
+        if c > 3:
+            x[0, 1], x[1, 2], x[2, 0] = np.inf, -np.inf, np.nan
+        t = rng.integers(0, c, n).astype(index_dtype)
+        with np.errstate(invalid="ignore"):  # inf - inf in both
+            want = _fallback.softmax_cross_entropy(be.xp, x, t)
+            got = be.xp.softmax_cross_entropy(x, t)
+        for w, g in zip(want, got, strict=True):
+            assert g.dtype == w.dtype == np.dtype(dtype) and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+        assert got[0].shape == (n, 1) and not np.shares_memory(got[1], x)
 
 
 def test_torch_vjp_kernels_are_one_kernel_each(backend: Any) -> None:

@@ -10,13 +10,18 @@ from typing import Any
 import array_api_compat.numpy as xp
 import numpy as np
 
-from . import Backend, make_backend
+from . import Backend, _fallback, make_backend
 
 
 def _all_in_range(x: Any, low: int, high: int) -> Any:
     """Whether every element of ``x`` lies in ``[low, high)``, a 0-d boolean array: two
     reductions, where the standard's formula makes two comparisons, an and, and all."""
-    return np.asarray(x.size == 0 or bool(x.min() >= low and x.max() < high))
+    if x.size == 0:
+        return np.asarray(True)
+    # the ufuncs' reduce: x.min() and x.max() are Python wrappers around them
+    return np.asarray(
+        bool(np.minimum.reduce(x, axis=None) >= low and np.maximum.reduce(x, axis=None) < high)
+    )
 
 
 def _put_rows(x: Any, index: Any, values: Any) -> Any:
@@ -126,6 +131,25 @@ def _where(condition: Any, x1: Any, x2: Any, /) -> Any:
 _WHERE_BITS_FROM = 2048
 
 
+def _softmax_cross_entropy(x: Any, t: Any) -> tuple[Any, Any]:
+    """``_fallback.softmax_cross_entropy`` with the same values, bit for bit: each row's
+    shifted logit at its target read by fancy indexing and 1 taken from the softmax at
+    the target in place, where the formula builds an ``(n, c)`` one-hot mask, casts it
+    and subtracts it whole (3x the time of the whole op at batch 32, 10 classes)."""
+    if type(x) is not np.ndarray or x.dtype.kind != "f":
+        return _fallback.softmax_cross_entropy(xp, x, t)
+    rows = np.arange(x.shape[0])
+    s = x - np.maximum.reduce(x, axis=1, keepdims=True)  # a shift that keeps exp finite
+    picked = s[rows, t]
+    e = np.exp(s, out=s)
+    z = np.add.reduce(e, axis=1, keepdims=True)
+    nll = np.log(z)
+    nll[:, 0] -= picked
+    d = np.divide(e, z, out=e)
+    d[rows, t] -= 1.0
+    return nll, d
+
+
 def _native_functions() -> dict[str, Any]:
     """NumPy 2 implements these exactly as the standard specifies; calling them directly
     skips array-api-compat's wrapper (about 1 us per call, several calls per op).
@@ -188,5 +212,6 @@ def load() -> Backend:
         from_numpy=lambda a, dtype, device: np.asarray(a, dtype=dtype),
         parse_device=_parse_device,
         owns=lambda x: x.base is None,
+        vjp_kernels={"softmax_cross_entropy": _softmax_cross_entropy},
         overrides={"sum": _sum, "max": _max, "mean": _mean, "where": _where, **_native_functions()},
     )
