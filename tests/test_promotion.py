@@ -3,6 +3,7 @@ Array API where it defines the result and PyTorch where it does not."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -124,7 +125,6 @@ OUT_OF_RANGE: dict[str, Callable[[Any, int], Any]] = {
     "add": lambda x, n: x + n,
     "rsub": lambda x, n: n - x,
     "mul": lambda x, n: x * n,
-    "eq": lambda x, n: x == n,
     "maximum": lambda x, n: minitorch.maximum(x, n),
     "minimum": lambda x, n: minitorch.minimum(n, x),
     "where": lambda x, n: minitorch.where(x > 1, x, n),
@@ -138,18 +138,15 @@ def test_a_python_int_the_tensors_integer_dtype_cannot_hold_is_refused(
     """int8 + 300, maximum(int8, 300), where(c, int8, 1000), uint8 + (-1): an OpError
     naming the int and the dtype's range, as NumPy 2 and array-api-strict refuse them;
     torch and JAX wrapped the int silently (maximum of an int8 tensor and 300 was 44 on
-    every backend). A comparison is refused too, as array-api-strict refuses it (NumPy
-    and torch answer False; docs/semantics.md). What fits gives NumPy's values."""
+    every backend). (A comparison answers instead: the next test.) What fits gives
+    NumPy's values."""
     f = OUT_OF_RANGE[name]
     a = np.array([1, 2, 3], dtype=np.int8)
     x = minitorch.tensor(a)
     with pytest.raises(minitorch.OpError, match=r"the Python int 300 does not fit in int8"):
         f(x, 300)
-    if name == "eq":  # NumPy 2 and torch compare exactly (False): a deliberate difference
-        assert not f(a, 300).any()
-    else:
-        with pytest.raises(OverflowError):  # NumPy 2's own refusal
-            f(a, 300) if name not in ("maximum", "minimum", "where") else np.int8(300)
+    with pytest.raises(OverflowError):  # NumPy 2's own refusal
+        f(a, 300) if name not in ("maximum", "minimum", "where") else np.int8(300)
     u = minitorch.tensor(a.astype(np.uint8))
     with pytest.raises(minitorch.OpError, match=r"the Python int -1 does not fit in uint8"):
         f(u, -1)
@@ -164,3 +161,41 @@ def test_a_python_int_the_tensors_integer_dtype_cannot_hold_is_refused(
     got = f(x, 100)
     assert got.numpy().dtype == want.dtype
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+COMPARISONS = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "bool"])
+@pytest.mark.parametrize("symbol", list(COMPARISONS))
+def test_a_comparison_with_a_python_int_beyond_the_dtype_answers_as_numpy(
+    backend: Any, symbol: str, dtype: str
+) -> None:
+    """``int8_x == 300`` is all False, ``int8_x < 300`` all True, ``uint8_x > -1`` all
+    True, on both sides of the operator and with ints beyond int64, as NumPy 2 and torch
+    compare Python ints exactly (array-api-strict refused, torch and JAX wrapped 300 to
+    44 before comparing). Values inside the range compare as NumPy does."""
+    cmp = COMPARISONS[symbol]
+    info = np.iinfo(dtype) if dtype != "bool" else np.iinfo(np.uint8)
+    a = np.array([info.min, 0, 1, info.max], dtype=np.int64).astype(dtype)
+    x = minitorch.tensor(a)
+    assert x.numpy().dtype == a.dtype
+    numbers = [info.max + 1, info.min - 1, 300, -300, 2**70, -(2**70), 1, 0]
+    for n in numbers:
+        for got, want in (
+            (cmp(x, n), cmp(a.astype(object), n)),  # exact Python comparisons, elementwise
+            (cmp(n, x), cmp(n, a.astype(object))),
+        ):
+            assert got.numpy().dtype == np.bool_, (symbol, n)
+            np.testing.assert_array_equal(got.numpy(), np.asarray(want, dtype=bool), (symbol, n))
+    named = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[symbol]
+    np.testing.assert_array_equal(
+        getattr(minitorch, named)(x, 300).numpy(), np.asarray(cmp(a.astype(object), 300), bool)
+    )

@@ -979,7 +979,7 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
             n = len(datas)
             if n == 1:  # one input, a Tensor's array: only an integer or boolean one changes
                 if datas[0].dtype not in be.floating:
-                    inputs = promote(be, datas, 0, op.promote_float)
+                    inputs = promote(be, datas, 0, op.promote_float, op.promote_compares)
             elif n == 2 and promote_at == 0:
                 x, y = datas
                 fl = be.floating
@@ -991,9 +991,9 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
                     dt = x.dtype
                     same = (dt is y.dtype or dt == y.dtype) and dt in fl
                 if not same:
-                    inputs = promote(be, datas, 0, op.promote_float)
+                    inputs = promote(be, datas, 0, op.promote_float, op.promote_compares)
             else:
-                inputs = promote(be, datas, promote_at, op.promote_float)
+                inputs = promote(be, datas, promote_at, op.promote_float, op.promote_compares)
     except (TypeError, OverflowError) as exc:  # no common dtype (uint64 with int8), or
         # a Python int the integer dtype cannot hold (int8 + 300)
         raise _forward_error(op, args, params, exc) from None

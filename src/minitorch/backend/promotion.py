@@ -45,28 +45,32 @@ def _kind(xp: Any, dtype: Any) -> int:
 NUMBERS = _NUMBERS = frozenset({float, int, bool})
 
 
-def promote(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
+def promote(
+    be: Backend, datas: list[Any], start: int, divide: bool, compares: bool = False
+) -> list[Any]:
     """``datas`` with the arrays from ``start`` on cast to their common dtype (the table
     above); the same list when they already share one floating-point dtype (the common
-    case, checked first and cheaply: this runs on every arithmetic op)."""
+    case, checked first and cheaply: this runs on every arithmetic op). A Python int
+    that an integer result dtype cannot hold is an OverflowError, except for a comparison
+    (``compares``), which answers it."""
     first = None
     for i in range(start, len(datas)):
         d = datas[i]
         if type(d) in _NUMBERS:
             if type(d) is bool:  # True with a non-bool tensor: 1 (see _cast)
-                return _cast(be, datas, start, divide)
+                return _cast(be, datas, start, divide, compares)
             continue
         dt = d.dtype
         if first is None:
             if dt not in be.floating:
-                return _cast(be, datas, start, divide)
+                return _cast(be, datas, start, divide, compares)
             first = dt
         elif dt is not first and dt != first:
-            return _cast(be, datas, start, divide)
+            return _cast(be, datas, start, divide, compares)
     return datas
 
 
-def _cast(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
+def _cast(be: Backend, datas: list[Any], start: int, divide: bool, compares: bool) -> list[Any]:
     xp = be.xp
     arrays = [d for d in datas[start:] if type(d) not in _NUMBERS]
     if not arrays:
@@ -93,7 +97,7 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool) -> list[Any]:
         target = be.dtypes["int64"]
     else:
         return datas
-    if numbers and xp.isdtype(target, "integral"):
+    if numbers and not compares and xp.isdtype(target, "integral"):
         _check_ints_fit(be, target, numbers)
     return [
         d if i < start or type(d) in _NUMBERS or d.dtype == target else xp.astype(d, target)

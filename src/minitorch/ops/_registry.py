@@ -154,6 +154,9 @@ class OpDef:
     promote: int | None = None
     #: ... and to the default float dtype if they are integers (true division)
     promote_float: bool = False
+    #: a comparison: a Python int an integer tensor's dtype cannot hold is kept as it
+    #: is (the comparison answers it), not refused
+    promote_compares: bool = False
     #: exported as ``minitorch.<name>`` (True), or a building block of the public
     #: function this names (e.g. ``"minitorch.linalg.svd"``): in the registry, the
     #: catalog and the differentiable namespace, but not a top-level name
@@ -283,6 +286,8 @@ def _wide_int(op: OpDef, a: int, be: Backend, args: Sequence[Any]) -> int | floa
     dtypes = [t.data.dtype for t in args if isinstance(t, Tensor)]
     if 0 <= a < 2**64 and any(be.dtype_name(d) == "uint64" for d in dtypes):
         return a  # a uint64 tensor holds it
+    if op.promote_compares and not any(be.xp.isdtype(d, "real floating") for d in dtypes):
+        return a  # an integer tensor == 2**70: the comparison answers (all False)
     if op.promote_float or any(
         be.xp.isdtype(d, ("real floating", "complex floating")) for d in dtypes
     ):
@@ -372,6 +377,7 @@ _PROMOTE: dict[str | None, int | None] = {
     "values": 1,
     "division": 0,
     "float": 0,
+    "comparison": 0,
 }
 
 
@@ -436,7 +442,10 @@ def defop(
         ``"values"`` (all but the first, as ``where``'s condition), ``"division"``
         (all, and integers to the default float dtype), ``"float"`` (the same, for a
         function of real numbers such as ``exp``: an integer or boolean input is
-        converted to the default float dtype first, as in PyTorch).
+        converted to the default float dtype first, as in PyTorch), ``"comparison"``
+        (as ``"operands"``, but a Python int that an integer tensor's dtype cannot hold
+        reaches the forward as it is, which answers it: ``int8_x == 300`` is all False;
+        the other modes refuse it).
     facts : Facts, optional
         What the generic tests, ``minitorch check`` and the docs need to know.
     doc : str, optional
@@ -503,6 +512,7 @@ def defop(
         module=module,
         promote=_PROMOTE[promote],
         promote_float=promote in ("division", "float"),
+        promote_compares=promote == "comparison",
         public=public,
     )
     fn = _public_function(op, sig, skip, doc or target.__doc__)

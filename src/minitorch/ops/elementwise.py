@@ -811,8 +811,40 @@ COMPARE = (
 )
 
 
+#: comparison -> its answer for every element of an integer tensor x when the Python
+#: int n lies (above, below) x's whole range: x < n for every x, or x > n for every x
+_BEYOND = {
+    "eq": (False, False),
+    "ne": (True, True),
+    "lt": (True, False),
+    "le": (True, False),
+    "gt": (False, True),
+    "ge": (False, True),
+}
+#: the comparison with its operands swapped (n < x is x > n)
+_SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _beyond_range(xp: Any, name: str, x: Any, y: Any) -> Any:
+    """The answer of ``x <name> y`` where one operand is an integer tensor and the other
+    a Python int its dtype cannot hold (``int8_x == 300``: all False, ``int8_x < 300``
+    all True, as NumPy 2 and torch answer; array-api-strict refused, torch and JAX
+    wrapped the int); None for any other operands."""
+    for a, n, op in ((x, y, name), (y, x, _SWAPPED[name])):
+        if type(n) is int and not _is_scalar(a) and xp.isdtype(a.dtype, "integral"):
+            info = xp.iinfo(a.dtype)
+            if not info.min <= n <= info.max:
+                value = _BEYOND[op][0 if n > info.max else 1]
+                return xp.full(a.shape, value, dtype=xp.bool, device=a.device)
+    return None
+
+
 def _compare(name: str, dunder: str, fn: Any) -> Any:
     def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+        if type(y) is int or type(x) is int:
+            beyond = _beyond_range(xp, name, x, y)
+            if beyond is not None:
+                return beyond, ()
         return fn(x, y), ()
 
     fwd.__doc__ = f"Elementwise ``x {dunder} y`` (a boolean tensor without gradient)."
@@ -824,7 +856,7 @@ def _compare(name: str, dunder: str, fn: Any) -> Any:
         nin=2,
         dunders=[f"__{name}__"],
         scalars=True,
-        promote="operands",
+        promote="comparison",
         facts=Facts(ref=lambda torch, x, y: getattr(torch, name)(x, y), samples=COMPARE),
     )
 
