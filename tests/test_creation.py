@@ -352,6 +352,23 @@ def test_a_fill_value_the_dtype_cannot_hold_is_a_clear_error(backend: Any) -> No
         minitorch.full((2,), 10**20)
     with pytest.raises(OverflowError, match=r"^full_like: fill_value 1e\+300 .*float32"):
         minitorch.full_like(minitorch.tensor([1.0], dtype="float32"), 1e300)
+    # one rule with masked_fill and x[key] = value: a float into an integer dtype is
+    # truncated where the value lies in the dtype's range, as torch.full checks it
+    with pytest.raises(
+        OverflowError, match=r"^full: fill_value 127\.5 does not fit in int8 \(from -128 to 127\)"
+    ):
+        minitorch.full((2,), 127.5, dtype="int8")
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.full((2,), 127.5, dtype=torch.int8)
+    for value in (126.9, -128.0, -2.7):
+        got = minitorch.full((2,), value, dtype="int8")
+        want = torch.full((2,), value, dtype=torch.int8)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert got.numpy().dtype == np.int8
+    with pytest.raises(
+        TypeError, match=r"^full: fill_value \(1\+2j\) is complex and the dtype float32 is not"
+    ):
+        minitorch.full((2,), 1 + 2j, dtype="float32")
 
 
 @pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "full_like"])

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
+from .backend.promotion import fit_number
 from .tensor import INT64_MAX, Tensor, _check_float, _flag, _number_of, describe
 
 __all__ = [
@@ -140,51 +141,23 @@ def _fill_dtype(be: Backend, value: Any) -> Any:
 
 def _fill(who: str, value: Any, be: Backend, dt: Any) -> bool | int | float | complex:
     """``value`` as the Python number that ``dt`` holds (an int truncated toward zero
-    from a float, as in PyTorch), or a clear error for what is no number or does not fit."""
+    from a float, as in PyTorch: :func:`~minitorch.backend.promotion.fit_number`), or a
+    clear error for what is no number or does not fit."""
     if not isinstance(value, numbers.Number | np.bool_):
         raise TypeError(
             f"{who}: fill_value must be a number (bool, int, float or complex), got "
             f"{describe(value)}; for a tensor of given values use minitorch.tensor(...)"
         )
-    name = be.dtype_name(dt)
-    kind: str
     try:
-        kind = np.dtype(name).kind
-    except TypeError:  # a float NumPy lacks (torch's bfloat16): a float, unchecked
-        kind = ""
-    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        if kind == "c":
-            return complex(value)
-        if value.imag != 0:
-            raise TypeError(
-                f"{who}: fill_value {value!r} is complex and the dtype {name} is not; "
-                f"pass dtype='complex128' (or a real fill_value)"
-            )
-        value = value.real
-    if kind == "b":
-        return bool(value)
-    if kind and kind in "iu":
-        if not isinstance(value, numbers.Integral) and not math.isfinite(value):
-            raise ValueError(f"{who}: fill_value {value!r} is not a value of dtype {name}")
-        number = int(value)
-        info = np.iinfo(name)
-        if not info.min <= number <= info.max:
-            raise OverflowError(
-                f"{who}: fill_value {value!r} does not fit in {name} "
-                f"(from {info.min} to {info.max}); pick a wider dtype"
-            )
-        return number
-    try:
-        real: float | None = float(value)
-    except OverflowError:  # an int beyond every float
-        real = None
-    if real is None or (
-        kind == "f" and math.isfinite(real) and abs(real) > float(np.finfo(name).max)
-    ):
-        raise OverflowError(
-            f"{who}: fill_value {value!r} does not fit in {name}; pick a wider dtype"
-        )
-    return complex(real) if kind == "c" else real
+        return fit_number(be.xp, dt, value)
+    except TypeError as exc:
+        raise TypeError(
+            f"{who}: fill_value {exc}; pass dtype='complex128' (or a real fill_value)"
+        ) from None
+    except ValueError as exc:  # nan or an infinity into an integer dtype
+        raise ValueError(f"{who}: fill_value {exc}; pass a floating dtype") from None
+    except OverflowError as exc:
+        raise OverflowError(f"{who}: fill_value {exc}; pick a wider dtype") from None
 
 
 def _new(

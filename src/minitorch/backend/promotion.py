@@ -26,7 +26,11 @@ set). ``float32 @ float64`` follows the Array API (float64), where PyTorch raise
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:
     from . import Backend
@@ -143,10 +147,69 @@ def _check_ints_fit(be: Backend, target: Any, numbers: list[Any]) -> None:
 def check_int_fits(be: Backend, dtype: Any, n: int) -> None:
     """An OverflowError where the integer ``dtype`` cannot hold the Python int ``n``
     that meets a tensor of it (the op adds its name)."""
-    info = be.xp.iinfo(dtype)
-    if not info.min <= n <= info.max:
+    try:
+        fit_number(be.xp, dtype, n)
+    except OverflowError as exc:
         raise OverflowError(
-            f"the Python int {n} does not fit in {be.dtype_name(dtype)} (from {info.min} "
-            f"to {info.max}), the dtype of the tensor it meets; convert the tensor to a "
-            f"wider dtype first (x.astype('int64'))"
-        )
+            f"the Python int {exc}, the dtype of the tensor it meets; convert the tensor to "
+            f"a wider dtype first (x.astype('int64'))"
+        ) from None
+
+
+def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
+    """The Python number a tensor of ``dtype`` holds for the number ``value`` (bool, int,
+    float or complex, NumPy's scalars too), as NumPy and PyTorch write one: a float into
+    an integer dtype truncated toward zero (one in its range: 127.5 does not fit in int8,
+    as PyTorch says), True into a number dtype 1, a real number
+    into a complex dtype with imaginary part 0. One rule for the fill value of
+    ``full``, ``masked_fill``'s value, ``x[key] = value`` and a Python int meeting an
+    integer tensor.
+
+    What the dtype cannot hold raises, where the libraries wrapped it (-10000 into int8
+    became -16) or overflowed it to inf: OverflowError for a number beyond the dtype's
+    range (an integer dtype holds its range, a floating one the values up to its
+    largest, the infinities and nan), ValueError for nan or an infinity into an integer
+    dtype, TypeError for a number with an imaginary part into a real dtype. The message
+    begins with the value and names the dtype; the caller says who and what to do."""
+    name = _name(dtype)
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        if xp.isdtype(dtype, "complex floating"):
+            return complex(value)
+        if value.imag != 0:
+            raise TypeError(f"{value!r} is complex and the dtype {name} is not")
+        value = value.real
+    if xp.isdtype(dtype, "bool"):
+        return bool(value)
+    if isinstance(value, bool | np.bool_):
+        value = int(value)
+    if xp.isdtype(dtype, "integral"):
+        if not isinstance(value, numbers.Integral) and not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a value of {name}, an integer dtype")
+        info = xp.iinfo(dtype)
+        # the value itself, as PyTorch checks it: 127.5 into int8 is refused, not 127
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"{value!r} does not fit in {name} (from {info.min} to {info.max})")
+        return int(value)  # toward zero
+    try:
+        real: float | None = float(value)
+    except OverflowError:  # an int beyond every float
+        real = None
+    if xp.isdtype(dtype, "real floating"):
+        biggest = float(xp.finfo(dtype).max)
+        if real is None or (math.isfinite(real) and math.fabs(real) > biggest):
+            raise OverflowError(
+                f"{value!r} does not fit in {name} (finite values up to {biggest:g} in magnitude)"
+            )
+        return real
+    if real is None:
+        raise OverflowError(f"{value!r} does not fit in {name}")
+    return complex(real)
+
+
+def _name(dtype: Any) -> str:
+    """``"int8"`` for NumPy's dtype and scalar type, torch's, JAX's and strict's."""
+    if isinstance(dtype, np.dtype):
+        return dtype.name
+    if isinstance(dtype, type):
+        return dtype.__name__
+    return str(dtype).rsplit(".", 1)[-1]

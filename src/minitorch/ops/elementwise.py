@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, get_backend
+from ..backend.promotion import fit_number
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop
@@ -654,45 +655,21 @@ def _masked_fill(xp: Any, x: Any, mask: Any, value: float = 0.0) -> tuple[Any, t
 
 def fill_number(xp: Any, dtype: Any, value: Any, who: str) -> Any:
     """A Python number written into an array of ``dtype`` (``masked_fill``'s value,
-    ``x[key] = value``), as the Python number of its kind (a float into an integer
-    dtype truncated, as NumPy and PyTorch do; array-api-strict takes no other kind);
-    what the dtype cannot hold is refused, as PyTorch refuses it ("value cannot be
-    converted ... without overflow") and NumPy 2 an int out of bounds, where a where()
-    wrapped it (-10000 into int8 became -16) or overflowed it to inf: an integer dtype
-    holds finite values in its range, a floating one any value up to its largest (and
-    the infinities and nan). Anything but a real number is returned as it is."""
-    if not isinstance(value, numbers.Real):
+    ``x[key] = value``) as :func:`~minitorch.backend.promotion.fit_number` makes it (a
+    float into an integer dtype truncated, as NumPy and PyTorch do; array-api-strict
+    takes no other kind); what the dtype cannot hold is an OpError, as PyTorch refuses
+    it ("value cannot be converted ... without overflow"), where a where() wrapped it
+    (-10000 into int8 became -16) or overflowed it to inf. Anything but a number is
+    returned as it is."""
+    if not isinstance(value, numbers.Number | np.bool_):
         return value
-    if xp.isdtype(dtype, "bool"):
-        return bool(value)
-    if isinstance(value, bool | np.bool_):
-        return int(value) if xp.isdtype(dtype, "integral") else float(value)
-    if xp.isdtype(dtype, "integral"):
-        info = xp.iinfo(dtype)
-        # (an int is compared as it is: 2**2000 is beyond every float)
-        finite = isinstance(value, numbers.Integral) or math.isfinite(value)
-        if not (finite and info.min <= value <= info.max):
-            raise _fill_error(who, value, dtype, f"from {info.min} to {info.max}")
-        return math.trunc(value)  # toward zero, as int()
-    if xp.isdtype(dtype, "real floating"):
-        biggest = float(xp.finfo(dtype).max)
-        try:  # (math.fabs: abs is the op in this module)
-            beyond = math.isfinite(value) and math.fabs(value) > biggest
-        except OverflowError:  # an int beyond every float
-            beyond = True
-        if beyond:
-            raise _fill_error(who, value, dtype, f"finite values up to {biggest:g} in magnitude")
-        return float(value)
-    return value  # a complex dtype takes a real number as it is
-
-
-def _fill_error(who: str, value: Any, dtype: Any, holds: str) -> OpError:
-    name = str(dtype).rsplit(".", 1)[-1]
-    return OpError(
-        f"{who}: value {value!r} does not fit in the tensor's dtype {name} ({name} "
-        f"holds {holds}); pick a value that fits, or convert the tensor to a wider dtype "
-        f"first (x.astype('float64'))"
-    )
+    try:
+        return fit_number(xp, dtype, value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise OpError(
+            f"{who}: the tensor's dtype cannot hold the value: {exc}; pick a value that "
+            f"fits, or convert the tensor to a wider dtype first (x.astype('float64'))"
+        ) from None
 
 
 def _masked_fill_vjp(
