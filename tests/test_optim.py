@@ -157,6 +157,65 @@ def test_sgd_on_a_read_only_array(backend: Any) -> None:
     np.testing.assert_array_equal(frozen, [1.0, 2.0])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sgd_on_numpy_updates_a_large_parameter_in_one_blas_pass(backend: Any, dtype: str) -> None:
+    """Plain SGD on the NumPy backend updates a parameter of 4096 elements or more with
+    BLAS axpy (SciPy's wrapper): in the parameter's own buffer where nothing else holds
+    it, one rounding of ``w - lr * g`` (torch's ``add_(g, alpha=-lr)``), the gradient
+    unchanged, and not the user's snapshot of the old array; torch float64 as reference.
+    What axpy does not suit (small, float16, strided, overlapping) is refused."""
+    if backend.name != "numpy":
+        pytest.skip("the BLAS update is the NumPy backend's")
+    be = minitorch.get_backend()
+    if be.axpy_ is None:
+        pytest.skip("SciPy is not installed: the NumPy backend has no BLAS update")
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal((96, 64)).astype(dtype)
+    x = rng.standard_normal((8, 96)).astype(dtype)
+    w = minitorch.tensor(w0, requires_grad=True)
+    opt = minitorch.optim.SGD([w], lr=0.05)
+    tw = torch.tensor(w0.astype(np.float64), requires_grad=True)
+    for step in range(3):
+        (minitorch.tensor(x) @ w).tanh().sum().backward()
+        (torch.tensor(x.astype(np.float64)) @ tw).tanh().sum().backward()
+        g = np.asarray(w.grad).copy()
+        before, buffer = np.asarray(w.data).copy(), w.data
+        held = buffer if step == 2 else None  # the user's snapshot, in the last step
+        address = buffer.ctypes.data
+        del buffer
+        opt.step()
+        assert (w.data.ctypes.data == address) == (held is None)  # in place if unseen
+        with torch.no_grad():
+            tw -= 0.05 * tw.grad
+            tw.grad = None
+        # each element within the rounding of w - lr * g (lr as the dtype holds it)
+        wide = np.longdouble
+        step_ = wide(np.asarray(0.05, dtype)) * g.astype(wide)
+        err = np.abs(np.asarray(w.data).astype(wide) - (before.astype(wide) - step_))
+        assert np.all(err <= np.finfo(dtype).eps * (np.abs(before) + np.abs(step_)))
+        np.testing.assert_array_equal(w.grad, g)  # the gradient is not scratch
+        if held is not None:
+            np.testing.assert_array_equal(held, before)  # written anew, not into it
+        opt.zero_grad()
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    np.testing.assert_allclose(w.data, tw.detach().numpy(), rtol=tol, atol=tol)
+    y = np.ones(5000, dtype)
+    ones = np.ones(5000, dtype)
+    assert be.axpy_(y, -0.5, ones) and np.all(y == 0.5)
+    refused = [
+        (np.ones(100, dtype), np.ones(100, dtype)),  # small
+        (np.ones(5000, np.float16), np.ones(5000, np.float16)),
+        (np.ones(10000, dtype)[::2], np.ones(5000, dtype)),  # strided
+        (np.ones(5000, dtype), np.ones(5000, np.float32 if dtype == "float64" else np.float64)),
+    ]
+    shared = np.ones(10000, dtype)
+    refused.append((shared[:5000], shared[2500:7500]))  # overlapping
+    for a, b in refused:
+        keep = a.copy()
+        assert not be.axpy_(a, -0.5, b)
+        np.testing.assert_array_equal(a, keep)
+
+
 def test_sgd_rejects_bad_arguments(backend: Any) -> None:
     w = minitorch.tensor([1.0], requires_grad=True)
     with pytest.raises(ValueError, match=r"lr must be >= 0 and finite, got -0\.1"):

@@ -388,6 +388,14 @@ class SGD(Optimizer):
                     p.data = _updated(fused(p.data, lr, g), p.data, p._backend)
                     p._version += 1
                     continue
+                axpy_ = p._backend.axpy_
+                if axpy_ is not None and plain:
+                    # y += -lr * g in one pass (NumPy with SciPy's BLAS), in place where
+                    # nothing else sees the buffer (see below)
+                    data = p.data
+                    if sys.getrefcount(data) <= 3 and axpy_(data, -lr, g):
+                        p._version += 1
+                        continue
                 if self.weight_decay or self.momentum:
                     step = lr * self._direction(i, p, g)
                 elif (

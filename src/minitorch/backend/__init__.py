@@ -130,6 +130,13 @@ class Backend:
     #: where a launch costs the host more than a small parameter's arithmetic; torch's
     #: GPU tensors take ``foreach``): the optimizers write the formula.
     sgd_update: Callable[[Array, float, Array], Array] | None = None
+    #: ``axpy_(y, a, x)``: ``y += a * x`` in ``y``'s own memory in one pass (BLAS axpy),
+    #: for plain SGD's update of a parameter's array that nothing else sees; True where
+    #: done, False where the arrays do not suit it (small, another dtype, not
+    #: contiguous, overlapping), and the optimizer writes the formula. One rounding
+    #: (a fused multiply-add where the CPU has one, as torch's ``add_(g, alpha=-lr)``)
+    #: where the formula ``y - a * x`` rounds twice. None: the library has none.
+    axpy_: Callable[[Array, float, Array], bool] | None = None
     #: ``scope(device)``, a context in which the library works on ``device``: None where
     #: an array's own device decides (every library but CuPy). CuPy allocates and
     #: launches on its *current* device, so the engine runs an op, a backward pass and
@@ -399,6 +406,7 @@ def make_backend(
     vjp_kernels: dict[str, Callable[..., Array]] | None = None,
     scope: Callable[[Any], contextlib.AbstractContextManager[Any]] | None = None,
     sgd_update: Callable[[Array, float, Array], Array] | None = None,
+    axpy_: Callable[[Array, float, Array], bool] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -480,6 +488,7 @@ def make_backend(
         precision_note=precision_note or (lambda: None),
         foreach=foreach,
         sgd_update=sgd_update,
+        axpy_=axpy_,
         scope=scope,
     )
 

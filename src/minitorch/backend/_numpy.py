@@ -175,6 +175,39 @@ def _parse_device(d: Any) -> Any:
     return "cpu"
 
 
+#: arrays this small are updated by NumPy's two operations (a BLAS call through SciPy's
+#: wrapper costs about as much as the arithmetic on a few thousand elements)
+_AXPY_FROM = 4096
+
+
+def _axpy_with(blas: Any) -> Any:
+    """The backend's ``axpy_(y, a, x)`` by SciPy's BLAS wrappers (``saxpy``, ``daxpy``):
+    ``y += a * x`` in one pass over y's memory, where ``y -= a * x`` reads x twice and
+    writes a temporary (2x the time on a 784x512 float32 weight)."""
+    kernels = {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
+
+    def axpy_(y: Any, a: float, x: Any) -> bool:
+        kernel = kernels.get(y.dtype)
+        if (
+            kernel is None
+            or y.size < _AXPY_FROM
+            or type(y) is not np.ndarray
+            or type(x) is not np.ndarray
+            or x.dtype != y.dtype
+            or x.shape != y.shape
+            or not (y.flags.c_contiguous and y.flags.writeable and x.flags.c_contiguous)
+            or np.may_share_memory(x, y)
+        ):
+            return False
+        flat = y.reshape(-1)
+        out = kernel(x.reshape(-1), flat, a=a)
+        if out.ctypes.data != flat.ctypes.data:  # (the wrapper copied: write it back)
+            np.copyto(flat, out)
+        return True
+
+    return axpy_
+
+
 #: one block this large, allocated and freed when the backend loads (see below)
 _LIFT_MALLOC_BYTES = 16 * 2**20
 
@@ -189,7 +222,9 @@ def load() -> Backend:
     # than glibc this is one allocation and nothing more.
     np.empty(_LIFT_MALLOC_BYTES, dtype=np.uint8)
     erf = None
+    axpy_ = None
     try:
+        from scipy.linalg import blas as _blas
         from scipy.special import erf as _sc_erf
 
         def erf(x: Any) -> Any:
@@ -197,6 +232,7 @@ def load() -> Backend:
             out = _sc_erf(x)
             return out if out.dtype == x.dtype else out.astype(x.dtype)
 
+        axpy_ = _axpy_with(_blas)
     except ImportError:  # the pure-standard fallback is used instead
         pass
     return make_backend(
@@ -213,5 +249,6 @@ def load() -> Backend:
         parse_device=_parse_device,
         owns=lambda x: x.base is None,
         vjp_kernels={"softmax_cross_entropy": _softmax_cross_entropy},
+        axpy_=axpy_,
         overrides={"sum": _sum, "max": _max, "mean": _mean, "where": _where, **_native_functions()},
     )
