@@ -99,6 +99,19 @@ def test_the_package_names_minitorch_spelling_of_pytorch_function(name: str, bac
     np.testing.assert_array_equal(_host(ours), _host(theirs))
 
 
+def test_minitorch_nn_points_at_the_functions_and_at_minimodel() -> None:
+    """``minitorch.nn`` (a PyTorch user's ``torch.nn.functional.relu``) says where its
+    contents are: minitorch's own functions, and minimodel's modules; both exist."""
+    msg = _message(minitorch, "nn")
+    assert msg.startswith("module 'minitorch' has no attribute 'nn'; torch.nn.functional")
+    for name in ("relu", "cross_entropy", "softmax", "dropout"):
+        assert f"minitorch.{name}" in msg and callable(getattr(minitorch, name))
+    assert "import minimodel" in msg
+    minimodel = pytest.importorskip("minimodel")
+    for name in ("Linear", "Embedding", "LayerNorm", "Sequential", "TransformerBlock"):
+        assert name in msg and isinstance(getattr(minimodel, name), type)
+
+
 def test_the_gradient_flows_through_the_spellings(backend: Any) -> None:
     # the spellings are minitorch's differentiable ops: x.unsqueeze(0).expand(...)'s
     # gradient as PyTorch's

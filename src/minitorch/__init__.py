@@ -36,6 +36,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .errors import PACKAGE_ELSEWHERE as _PACKAGE_ELSEWHERE
 from .errors import PACKAGE_SPELLINGS as _PACKAGE_SPELLINGS
 from .errors import BackendMismatchError, FileFormatError, OpError
 from .errors import missing_attribute as _missing_attribute
@@ -52,7 +53,9 @@ if not TYPE_CHECKING:  # (a type checker keeps reporting unknown names)
         ``torch.unsqueeze``) or a name of the Array API namespace (``eye``, ``sort``)
         gets its minitorch spelling in the AttributeError."""
         error = _missing_attribute("module 'minitorch'", name, _PACKAGE_SPELLINGS, None)
-        if name not in _PACKAGE_SPELLINGS and not name.startswith("_"):
+        if name in _PACKAGE_ELSEWHERE:
+            error.args = (f"{error.args[0]}; {_PACKAGE_ELSEWHERE[name]}",)
+        elif name not in _PACKAGE_SPELLINGS and not name.startswith("_"):
             try:
                 getattr(array_api.namespace(), name)
             except AttributeError:

@@ -98,6 +98,17 @@ PACKAGE_SPELLINGS: dict[str, tuple[str, str]] = {
     "gather": ("torch.gather(x, 1, i)", "minitorch.array_api.take_along_axis(x, i, axis=1)"),
 }
 
+#: PyTorch's submodules minitorch has no counterpart of: where their contents are
+PACKAGE_ELSEWHERE: dict[str, str] = {
+    "nn": (
+        "torch.nn.functional's functions are minitorch's own (minitorch.relu, "
+        "minitorch.cross_entropy, minitorch.softmax, minitorch.dropout), and modules "
+        "(Linear, Embedding, LayerNorm, Sequential, TransformerBlock) are the minimodel "
+        "package's, built on minitorch: pip install -e downstream/minimodel, then "
+        "import minimodel"
+    ),
+}
+
 #: PyTorch's keywords that minitorch's ops spell the Array API way
 KEYWORD_SPELLINGS: dict[str, str] = {"dim": "axis", "dims": "axis", "keepdim": "keepdims"}
 
