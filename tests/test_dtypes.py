@@ -239,6 +239,58 @@ def test_jax_without_x64_names_the_64_bit_dtypes_it_lacks(backend: Any) -> None:
         ), line
 
 
+def test_jax_without_x64_refuses_64_bit_values_it_would_wrap(backend: Any) -> None:
+    """Without x64 mode JAX holds int64 as int32 and float64 as float32: tensor(2**40),
+    tensor of an int64 array beyond int32, full((2,), 2**40) and arange(2**40, ...)
+    gave zeros and wrapped values, a float64 array beyond float32 inf, silently. Each is
+    refused naming int32 (or float32) and x64 mode; values within range stay exact."""
+    if backend.name != "jax":
+        pytest.skip("JAX's x64 mode")
+    code = (
+        "import numpy as np, minitorch\n"
+        "minitorch.set_backend('jax')\n"
+        "calls = [\n"
+        "    lambda: minitorch.tensor(2**40),\n"
+        "    lambda: minitorch.tensor(np.array([5, -2**31 - 1])),\n"
+        "    lambda: minitorch.tensor(np.array([2**33], dtype=np.uint64)),\n"
+        "    lambda: minitorch.tensor(np.array([1.0, 1e300])),\n"
+        "    lambda: minitorch.full((2,), 2**40),\n"
+        "    lambda: minitorch.arange(2**40, 2**40 + 2),\n"
+        "    lambda: minitorch.randint(0, 2**40, 3),\n"
+        "    lambda: minitorch.tensor([1, 2]) + 2**40,\n"
+        "]\n"
+        "for call in calls:\n"
+        "    try:\n"
+        "        print('made', call().tolist())\n"
+        "    except (OverflowError, ValueError) as exc:\n"
+        "        print(type(exc).__name__, exc)\n"
+        "ok = minitorch.tensor(np.array([2**31 - 1, -2**31]))\n"
+        "print('ok', ok.tolist(), minitorch.full((2,), 2**31 - 1).tolist())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert len(out) == 9, out
+    int32 = "int32 (JAX has int64 only in x64 mode: set JAX_ENABLE_X64=1 before importing jax)"
+    want = [
+        rf"OverflowError cannot make a jax tensor of int64 data: it becomes {re.escape(int32)}, "
+        r"which cannot hold 1099511627776 \(int32 holds from -2147483648 to 2147483647\)",
+        r"OverflowError cannot make a jax tensor of int64 data: .* cannot hold -2147483649",
+        r"OverflowError cannot make a jax tensor of uint64 data: it becomes int32 \(JAX has "
+        r"uint64 only in x64 mode.* cannot hold 8589934592",
+        r"OverflowError cannot make a jax tensor of float64 data: it becomes float32 \(JAX has "
+        r"float64 only in x64 mode.* cannot hold 1e\+300",
+        r"OverflowError full: fill_value 1099511627776 does not fit in int32 \(from -2147483648",
+        r"ValueError arange: start=1099511627776 is beyond int32",
+        r"ValueError randint: .* dtype int32 cannot hold",
+        r"OpError add failed .*the Python int 1099511627776 does not fit in int32",
+    ]
+    for line, pattern in zip(out, want, strict=False):
+        assert re.match(pattern, line), (line, pattern)
+    assert out[8] == "ok [2147483647, -2147483648] [2147483647, 2147483647]", out[8]
+
+
 @pytest.mark.parametrize("name", [*STANDARD_DTYPES, "float16"])
 def test_tensor_of_a_numpy_array_keeps_its_dtype_as_torch_tensor(backend: Any, name: str) -> None:
     """``tensor(np_array)`` keeps the array's dtype where the backend has it, as

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
-from .backend.promotion import fit_number
+from .backend.promotion import fit_number, int_range
 from .tensor import INT64_MAX, Tensor, _check_float, _flag, _number_of, describe
 
 __all__ = [
@@ -313,11 +313,11 @@ def arange(
     else:
         dt = be.dtypes["int64"] if ints else be.dtype
     if be.xp.isdtype(dt, "integral"):
-        info = np.iinfo(be.dtype_name(dt))
+        low, high, held = int_range(be.xp, dt)
         for name, v in (("start", start), ("stop", stop), ("step", step)):
-            if not info.min <= v <= info.max:
+            if not low <= v <= high:
                 raise ValueError(
-                    f"arange: {name}={v} is beyond {info.dtype}, the dtype of this range "
+                    f"arange: {name}={v} is beyond {held}, the dtype of this range "
                     f"(NumPy wrapped the values around); pass dtype='float64' for floats"
                 )
         n = max(0, math.ceil((stop - start) / step) if not ints else -int((start - stop) // step))
@@ -574,8 +574,7 @@ def _check_randint_dtype(be: Backend, dt: Any, lo: int, hi: int) -> None:
     if be.xp.isdtype(dt, "bool"):
         low, high, what = 0, 1, "it holds 0 and 1"
     elif be.xp.isdtype(dt, "integral"):
-        info = np.iinfo(name)
-        low, high = int(info.min), int(info.max)
+        low, high, name = int_range(be.xp, dt)
         what = f"it holds [{low}, {high}]"
     else:
         bits = _EXACT_BITS.get(name, 53)

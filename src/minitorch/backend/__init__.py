@@ -750,7 +750,44 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
             dtype = be.dtype
         elif data.dtype.kind in "iu":
             dtype = be.dtypes["int64"]
+        out = be.from_numpy(data, dtype, device)
+        _check_narrowing(data, be, out.dtype)  # (the dtype JAX made, not the one asked)
+        return out
     return be.from_numpy(data, dtype, device)
+
+
+def _check_narrowing(data: np.ndarray, be: Backend, dtype: Any) -> None:
+    """Refuse values that the dtype minitorch chose for NumPy data cannot hold (JAX
+    without x64 mode holds int64 data as int32 and float64 as float32): an int wrapped
+    (2**40 became 0) and a float became inf, silently."""
+    xp = be.xp
+    if data.size == 0 or data.dtype.kind not in "iuf":
+        return
+    bad: float | None
+    if data.dtype.kind in "iu" and xp.isdtype(dtype, "integral"):
+        info = xp.iinfo(dtype)
+        if np.iinfo(data.dtype).min >= info.min and np.iinfo(data.dtype).max <= info.max:
+            return
+        least, most = int(data.min()), int(data.max())
+        bad = most if most > info.max else least if least < info.min else None
+        holds = f"from {info.min} to {info.max}"
+    elif data.dtype.kind == "f" and xp.isdtype(dtype, "real floating"):
+        biggest = float(xp.finfo(dtype).max)
+        if float(np.finfo(data.dtype).max) <= biggest:
+            return
+        finite = data[np.isfinite(data)]
+        top = float(np.max(np.abs(finite))) if finite.size else 0.0
+        bad = top if top > biggest else None
+        holds = f"finite values up to {biggest:g} in magnitude"
+    else:
+        return
+    if bad is not None:
+        name, source = be.dtype_name(dtype), data.dtype.name
+        why = be.missing.get(source) or f"{be.name} makes {source} data {name}"
+        raise OverflowError(
+            f"cannot make a {be.name} tensor of {source} data: it becomes {name} ({why}), "
+            f"which cannot hold {bad!r} ({name} holds {holds})"
+        )
 
 
 def shape_arg(shape: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -96,4 +96,13 @@ def load() -> Backend:
             be.missing[name] = (
                 f"JAX has {name} only in x64 mode: set JAX_ENABLE_X64=1 before importing jax"
             )
+        be.missing["int64"] = (  # (named, as minitorch's index dtype, but int32)
+            "JAX has int64 only in x64 mode: set JAX_ENABLE_X64=1 before importing jax"
+        )
+        # the range of what JAX makes of a dtype: jnp.iinfo(jnp.int64) is int64's, and a
+        # full((2,), 2**40) checked against it became int32 zeros
+        iinfo: Any = jnp.iinfo
+        finfo: Any = jnp.finfo
+        be.xp.iinfo = lambda d: iinfo(jax.dtypes.canonicalize_dtype(d))
+        be.xp.finfo = lambda d: finfo(jax.dtypes.canonicalize_dtype(d))
     return be

@@ -183,19 +183,20 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
     if isinstance(value, bool | np.bool_):
         value = int(value)
     if xp.isdtype(dtype, "integral"):
+        low, high, name = int_range(xp, dtype)
         if not isinstance(value, numbers.Integral) and not math.isfinite(value):
             raise ValueError(f"{value!r} is not a value of {name}, an integer dtype")
-        info = xp.iinfo(dtype)
         # the value itself, as PyTorch checks it: 127.5 into int8 is refused, not 127
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"{value!r} does not fit in {name} (from {info.min} to {info.max})")
+        if not low <= value <= high:
+            raise OverflowError(f"{value!r} does not fit in {name} (from {low} to {high})")
         return int(value)  # toward zero
     try:
         real: float | None = float(value)
     except OverflowError:  # an int beyond every float
         real = None
     if xp.isdtype(dtype, "real floating"):
-        biggest = float(xp.finfo(dtype).max)
+        info = xp.finfo(dtype)
+        biggest, name = float(info.max), _name(getattr(info, "dtype", dtype))
         if real is None or (math.isfinite(real) and math.fabs(real) > biggest):
             raise OverflowError(
                 f"{value!r} does not fit in {name} (finite values up to {biggest:g} in magnitude)"
@@ -206,8 +207,16 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
     return complex(real)
 
 
+def int_range(xp: Any, dtype: Any) -> tuple[int, int, str]:
+    """The smallest and largest value of an integer dtype and its name, of the dtype the
+    library makes of it (JAX without x64 mode makes int64 int32)."""
+    info = xp.iinfo(dtype)
+    return int(info.min), int(info.max), _name(getattr(info, "dtype", dtype))
+
+
 def _name(dtype: Any) -> str:
-    """``"int8"`` for NumPy's dtype and scalar type, torch's, JAX's and strict's."""
+    """``"int8"`` for NumPy's dtype and scalar type, torch's, JAX's and strict's (and
+    the name torch's iinfo gives)."""
     if isinstance(dtype, np.dtype):
         return dtype.name
     if isinstance(dtype, type):
