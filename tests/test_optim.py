@@ -144,6 +144,24 @@ def test_sgd_then_backward_through_the_old_graph_raises(backend: Any) -> None:
     assert x.grad is None
 
 
+@pytest.mark.parametrize("size", [5, 5000])
+def test_sgd_never_writes_through_a_view_into_the_users_array(backend: Any, size: int) -> None:
+    """``w.data = big[0]`` (a view the user does not hold, of an array the user does):
+    the update makes a new array, for a small parameter and for one the BLAS update
+    takes; ``big`` keeps its values (SGD wrote zeros into it before)."""
+    if backend.name != "numpy":
+        pytest.skip("views of NumPy arrays")
+    big = np.ones((2, size), dtype=np.float32)
+    w = minitorch.tensor(np.zeros(size, dtype=np.float32), requires_grad=True)
+    w.data = big[0]
+    opt = minitorch.optim.SGD([w], lr=0.5)
+    (w * w).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(big, np.ones((2, size)))
+    np.testing.assert_array_equal(w.data, np.zeros(size))  # 1 - 0.5 * 2
+    assert not np.shares_memory(w.data, big)
+
+
 def test_sgd_on_a_read_only_array(backend: Any) -> None:
     if backend.name != "numpy":
         pytest.skip(f"{backend.name}: read-only flags are NumPy's")

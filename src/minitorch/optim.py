@@ -393,7 +393,7 @@ class SGD(Optimizer):
                     # y += -lr * g in one pass (NumPy with SciPy's BLAS), in place where
                     # nothing else sees the buffer (see below)
                     data = p.data
-                    if sys.getrefcount(data) <= 3 and axpy_(data, -lr, g):
+                    if sys.getrefcount(data) <= 3 and data.base is None and axpy_(data, -lr, g):
                         p._version += 1
                         continue
                 if self.weight_decay or self.momentum:
@@ -409,10 +409,15 @@ class SGD(Optimizer):
                 else:
                     step = lr * g
                 # p.data = p.data - lr * g, in place where nothing else can see the buffer:
-                # its references are p's slot, `data` and getrefcount's own argument (a NumPy
-                # scalar, which `-=` cannot change, is replaced by an array)
+                # its references are p's slot, `data` and getrefcount's own argument, and
+                # it is no view of another array (`w.data = big[0]`: big is the user's; a
+                # NumPy scalar, which `-=` cannot change, is replaced by an array)
                 data = p.data
-                if sys.getrefcount(data) <= 3 and isinstance(data, np.ndarray):
+                if (
+                    sys.getrefcount(data) <= 3
+                    and isinstance(data, np.ndarray)
+                    and data.base is None
+                ):
                     try:
                         data -= step
                     except ValueError:  # a read-only array
