@@ -165,11 +165,14 @@ def read_npz(
     if path.is_file() and path.stat().st_size == 0:
         raise error(f"{who}: {path} is empty (0 bytes); was its save interrupted?")
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise error(f"{who}: {path} holds one NumPy array, not {kind}")
-        with loaded:
-            return {k: loaded[k] for k in loaded.files}
+        # the file opened here, not by np.load: NumPy leaves its own handle open when a
+        # file that starts as a zip archive turns out not to be one
+        with open(path, "rb") as f:
+            loaded = np.load(f, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise error(f"{who}: {path} holds one NumPy array, not {kind}")
+            with loaded:
+                return {k: loaded[k] for k in loaded.files}
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
         if isinstance(exc, FileFormatError | FileNotFoundError | IsADirectoryError):
             raise
