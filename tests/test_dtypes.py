@@ -212,6 +212,14 @@ def test_set_backend_takes_the_float_defaults_by_any_spelling(backend: Any) -> N
         minitorch.set_backend(backend.name, dtype="float128")
 
 
+def _without_x64(code: str) -> list[str]:
+    """The lines ``code`` prints in a new Python process where JAX has no x64 mode."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+
+
 def test_jax_without_x64_names_the_64_bit_dtypes_it_lacks(backend: Any) -> None:
     """Without x64 mode JAX makes float64 float32, complex128 complex64 and uint64
     uint32, silently: each is refused, with how to get it."""
@@ -227,10 +235,7 @@ def test_jax_without_x64_names_the_64_bit_dtypes_it_lacks(backend: Any) -> None:
         "            print(exc)\n"
         "    print(minitorch.zeros(2, dtype='complex64').dtype)\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    out = _without_x64(code)
     assert len(out) == 4 and out[3] == "complex64", out
     for line, name in zip(out, ("float64", "complex128", "uint64"), strict=False):
         assert line.startswith(
@@ -267,10 +272,7 @@ def test_jax_without_x64_refuses_64_bit_values_it_would_wrap(backend: Any) -> No
         "ok = minitorch.tensor(np.array([2**31 - 1, -2**31]))\n"
         "print('ok', ok.tolist(), minitorch.full((2,), 2**31 - 1).tolist())\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    out = _without_x64(code)
     assert len(out) == 9, out
     int32 = "int32 (JAX has int64 only in x64 mode: set JAX_ENABLE_X64=1 before importing jax)"
     want = [
