@@ -28,6 +28,7 @@ import array_api_compat
 import numpy as np
 
 from . import _fallback
+from .promotion import int_range
 
 __all__ = [
     "BACKENDS",
@@ -765,12 +766,12 @@ def _check_narrowing(data: np.ndarray, be: Backend, dtype: Any) -> None:
         return
     bad: float | None
     if data.dtype.kind in "iu" and xp.isdtype(dtype, "integral"):
-        info = xp.iinfo(dtype)
-        if np.iinfo(data.dtype).min >= info.min and np.iinfo(data.dtype).max <= info.max:
+        low, high, _ = int_range(xp, dtype)
+        if np.iinfo(data.dtype).min >= low and np.iinfo(data.dtype).max <= high:
             return
         least, most = int(data.min()), int(data.max())
-        bad = most if most > info.max else least if least < info.min else None
-        holds = f"from {info.min} to {info.max}"
+        bad = most if most > high else least if least < low else None
+        holds = f"from {low} to {high}"
     elif data.dtype.kind == "f" and xp.isdtype(dtype, "real floating"):
         biggest = float(xp.finfo(dtype).max)
         if float(np.finfo(data.dtype).max) <= biggest:

@@ -159,11 +159,11 @@ def check_int_fits(be: Backend, dtype: Any, n: int) -> None:
 def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
     """The Python number a tensor of ``dtype`` holds for the number ``value`` (bool, int,
     float or complex, NumPy's scalars too), as NumPy and PyTorch write one: a float into
-    an integer dtype truncated toward zero (one in its range: 127.5 does not fit in int8,
-    as PyTorch says), True into a number dtype 1, a real number
-    into a complex dtype with imaginary part 0. One rule for the fill value of
-    ``full``, ``masked_fill``'s value, ``x[key] = value`` and a Python int meeting an
-    integer tensor.
+    an integer dtype truncated toward zero (a float within the dtype's range: 127.5 does
+    not fit in int8, as PyTorch says), True into a number dtype 1, a real number into a
+    complex dtype with imaginary part 0. One rule for the fill value of ``full``,
+    ``masked_fill``'s value, ``x[key] = value`` and a Python int meeting an integer
+    tensor.
 
     What the dtype cannot hold raises, where the libraries wrapped it (-10000 into int8
     became -16) or overflowed it to inf: OverflowError for a number beyond the dtype's
