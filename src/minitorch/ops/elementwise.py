@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, get_backend
-from ..backend.promotion import fit_number
+from ..backend.promotion import fit_number, int_range
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop
@@ -809,9 +809,9 @@ def _beyond_range(xp: Any, name: str, x: Any, y: Any) -> Any:
     wrapped the int); None for any other operands."""
     for a, n, op in ((x, y, name), (y, x, _SWAPPED[name])):
         if type(n) is int and not _is_scalar(a) and xp.isdtype(a.dtype, "integral"):
-            info = xp.iinfo(a.dtype)
-            if not info.min <= n <= info.max:
-                value = _BEYOND[op][0 if n > info.max else 1]
+            low, high, _ = int_range(xp, a.dtype)
+            if not low <= n <= high:
+                value = _BEYOND[op][0 if n > high else 1]
                 return xp.full(a.shape, value, dtype=xp.bool, device=a.device)
     return None
 
