@@ -28,7 +28,6 @@ import array_api_compat
 import numpy as np
 
 from . import _fallback
-from .promotion import int_range
 
 __all__ = [
     "BACKENDS",
@@ -766,7 +765,8 @@ def _check_narrowing(data: np.ndarray, be: Backend, dtype: Any) -> None:
         return
     bad: float | None
     if data.dtype.kind in "iu" and xp.isdtype(dtype, "integral"):
-        low, high, _ = int_range(xp, dtype)
+        info = xp.iinfo(dtype)  # (of the dtype JAX makes: see _jax.py)
+        low, high = int(info.min), int(info.max)
         if np.iinfo(data.dtype).min >= low and np.iinfo(data.dtype).max <= high:
             return
         least, most = int(data.min()), int(data.max())
