@@ -468,6 +468,12 @@ def test_a_python_int_beyond_int64(big: int, backend: Any) -> None:
     assert _np(ints == big).tolist() == [False, False]
     assert _np(ints < big).tolist() == [big > 0] * 2
     assert _np(big >= ints).tolist() == [big > 0] * 2
+    # a floating (or complex) tensor compares with the float the int rounds to
+    assert _np(ours == big).tolist() == [False] * 3
+    if "complex128" in backend.named:
+        c = minitorch.tensor(np.array([1 + 1j, float(big)], dtype=np.complex128))
+        c = c.to(backend.name, device=backend.device)
+        assert _np(c == big).tolist() == [False, True]
     np.testing.assert_allclose(_np(minitorch.atan2(ints, big)), np.arctan2([1, 2], float(big)))
     with pytest.raises(
         ValueError, match=r"add: the Python int 1797\.\.\. \(309 digits\) is beyond"

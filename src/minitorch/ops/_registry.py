@@ -286,11 +286,10 @@ def _wide_int(op: OpDef, a: int, be: Backend, args: Sequence[Any]) -> int | floa
     dtypes = [t.data.dtype for t in args if isinstance(t, Tensor)]
     if 0 <= a < 2**64 and any(be.dtype_name(d) == "uint64" for d in dtypes):
         return a  # a uint64 tensor holds it
-    if op.promote_compares and not any(be.xp.isdtype(d, "real floating") for d in dtypes):
+    floating = any(be.xp.isdtype(d, ("real floating", "complex floating")) for d in dtypes)
+    if op.promote_compares and not floating:
         return a  # an integer tensor == 2**70: the comparison answers (all False)
-    if op.promote_float or any(
-        be.xp.isdtype(d, ("real floating", "complex floating")) for d in dtypes
-    ):
+    if op.promote_float or floating:
         if abs(a) < 2**1024:
             return float(a)
         where = "beyond the float64 range"
