@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .backend import Backend, get_backend, on_device, shape_arg
-from .backend.promotion import fit_number, int_range
+from .backend._fallback import int_range
+from .backend.promotion import fit_number
 from .tensor import INT64_MAX, Tensor, _check_float, _flag, _number_of, describe
 
 __all__ = [

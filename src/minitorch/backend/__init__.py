@@ -765,8 +765,7 @@ def _check_narrowing(data: np.ndarray, be: Backend, dtype: Any) -> None:
         return
     bad: float | None
     if data.dtype.kind in "iu" and xp.isdtype(dtype, "integral"):
-        info = xp.iinfo(dtype)  # (of the dtype JAX makes: see _jax.py)
-        low, high = int(info.min), int(info.max)
+        low, high, _ = _fallback.int_range(xp, dtype)
         if np.iinfo(data.dtype).min >= low and np.iinfo(data.dtype).max <= high:
             return
         least, most = int(data.min()), int(data.max())

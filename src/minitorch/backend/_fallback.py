@@ -164,6 +164,24 @@ def setitem(xp: Any, x: Array, key: Any, value: Array) -> Array:
     return out
 
 
+# ---------------------------------------------------------------- dtype ranges
+def int_range(xp: Any, dtype: Any) -> tuple[int, int, str]:
+    """The smallest and largest value of an integer dtype and its name, of the dtype the
+    library makes of it (JAX without x64 mode makes int64 int32)."""
+    info = xp.iinfo(dtype)
+    return int(info.min), int(info.max), dtype_name_of(getattr(info, "dtype", dtype))
+
+
+def dtype_name_of(dtype: Any) -> str:
+    """``"int8"`` for NumPy's dtype and scalar type, torch's, JAX's and strict's (and
+    the name torch's iinfo gives)."""
+    if isinstance(dtype, np.dtype):
+        return dtype.name
+    if isinstance(dtype, type):
+        return dtype.__name__
+    return str(dtype).rsplit(".", 1)[-1]
+
+
 # ---------------------------------------------------------------- VJP kernels
 # The gradients of a few ops, as one function each, so that a library with a fused
 # kernel for them (torch's aten ``tanh_backward``, ...) makes one launch where these make

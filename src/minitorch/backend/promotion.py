@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._fallback import dtype_name_of, int_range
+
 if TYPE_CHECKING:
     from . import Backend
 
@@ -171,7 +173,7 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
     largest, the infinities and nan), ValueError for nan or an infinity into an integer
     dtype, TypeError for a number with an imaginary part into a real dtype. The message
     begins with the value and names the dtype; the caller says who and what to do."""
-    name = _name(dtype)
+    name = dtype_name_of(dtype)
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
         if xp.isdtype(dtype, "complex floating"):
             return complex(value)
@@ -196,7 +198,7 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
         real = None
     if xp.isdtype(dtype, "real floating"):
         info = xp.finfo(dtype)
-        biggest, name = float(info.max), _name(getattr(info, "dtype", dtype))
+        biggest, name = float(info.max), dtype_name_of(getattr(info, "dtype", dtype))
         if real is None or (math.isfinite(real) and math.fabs(real) > biggest):
             raise OverflowError(
                 f"{value!r} does not fit in {name} (finite values up to {biggest:g} in magnitude)"
@@ -205,20 +207,3 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
     if real is None:
         raise OverflowError(f"{value!r} does not fit in {name}")
     return complex(real)
-
-
-def int_range(xp: Any, dtype: Any) -> tuple[int, int, str]:
-    """The smallest and largest value of an integer dtype and its name, of the dtype the
-    library makes of it (JAX without x64 mode makes int64 int32)."""
-    info = xp.iinfo(dtype)
-    return int(info.min), int(info.max), _name(getattr(info, "dtype", dtype))
-
-
-def _name(dtype: Any) -> str:
-    """``"int8"`` for NumPy's dtype and scalar type, torch's, JAX's and strict's (and
-    the name torch's iinfo gives)."""
-    if isinstance(dtype, np.dtype):
-        return dtype.name
-    if isinstance(dtype, type):
-        return dtype.__name__
-    return str(dtype).rsplit(".", 1)[-1]

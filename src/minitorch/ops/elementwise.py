@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, get_backend
-from ..backend.promotion import fit_number, int_range
+from ..backend._fallback import int_range
+from ..backend.promotion import fit_number
 from ..errors import OpError
 from ..tensor import Tensor
 from ._registry import Facts, InputError, Sample, defop
