@@ -393,7 +393,7 @@ class SGD(Optimizer):
                     # y += -lr * g in one pass (NumPy with SciPy's BLAS), in place where
                     # nothing else sees the buffer (see below)
                     data = p.data
-                    if sys.getrefcount(data) <= 3 and data.base is None and axpy_(data, -lr, g):
+                    if sys.getrefcount(data) <= 3 and p._backend.owns(data) and axpy_(data, -lr, g):
                         p._version += 1
                         continue
                 if self.weight_decay or self.momentum:
@@ -416,7 +416,7 @@ class SGD(Optimizer):
                 if (
                     sys.getrefcount(data) <= 3
                     and isinstance(data, np.ndarray)
-                    and data.base is None
+                    and p._backend.owns(data)
                 ):
                     try:
                         data -= step
