@@ -744,8 +744,11 @@ def as_array(data: Any, be: Backend, dtype: Any = None, device: Any = None) -> A
         # on the NumPy backend and in torch.tensor); where it has not (array-api-strict's
         # float16, JAX's 64-bit dtypes without x64 mode) the default float for a float,
         # int64 for an integer (which JAX without x64 gives as int32)
-        if data.dtype.name in be.named:
-            dtype = be.named[data.dtype.name]
+        name = data.dtype.name
+        if name in be.named and name not in be.missing:  # the data's own dtype
+            return be.from_numpy(data, be.named[name], device)
+        if name in be.named:  # (JAX without x64 names int64 but makes int32)
+            dtype = be.named[name]
         elif data.dtype.kind == "f":
             dtype = be.dtype
         elif data.dtype.kind in "iu":
