@@ -462,3 +462,67 @@ def test_adam_on_torch_updates_every_parameter_with_multi_tensor_kernels(
     for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
         for a, b in zip(opt_t._state[key], opt_a._state[key], strict=True):
             assert (a is None and b is None) or same(a, b), key
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [c for c in CONFIGS if c[0] != "SGD"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adam_in_place_on_numpy_gives_the_formula_bits(
+    backend: Any, name: str, kwargs: dict[str, Any], dtype: str
+) -> None:
+    """On NumPy, Adam and AdamW write the moments and the parameter in their own
+    buffers (the buffer's address stays) and give the bits of the formula (the same
+    optimizer with the in-place path taken away), parameters and state, over 5 steps."""
+    if backend.name != "numpy":
+        pytest.skip(f"{backend.name}: the in-place update is NumPy's")
+    rng = np.random.default_rng(7)
+    start = rng.standard_normal((5, 4)).astype(dtype)
+    twins = [minitorch.tensor(start, requires_grad=True) for _ in range(2)]
+    opts = [getattr(optim, name)([w], **kwargs) for w in twins]
+    opts[1]._in_place = lambda *args: False  # the formula
+    for _ in range(5):
+        g = rng.standard_normal((5, 4)).astype(dtype)
+        address = twins[0].data.ctypes.data
+        for w, opt in zip(twins, opts, strict=True):
+            w.grad = g.copy()
+            opt.step()
+        assert twins[0].data.ctypes.data == address, "not updated in place"
+        assert twins[0].data.dtype == dtype
+        np.testing.assert_array_equal(twins[0].data, twins[1].data, strict=True)
+    for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
+        a, b = opts[0]._state[key][0], opts[1]._state[key][0]
+        assert (a is None) == (b is None), key
+        if a is not None:
+            np.testing.assert_array_equal(a, b, strict=True)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_never_writes_into_an_array_someone_else_holds(backend: Any, name: str) -> None:
+    """Adam writes in place only into what no one else sees: an array the user holds
+    (``d = w.data``), a view of the user's array (``w.data = big[0]``), a read-only
+    one, and a parameter a graph saved keep their values; the update goes to a new
+    array, equal to the in-place update of a twin."""
+    if backend.name != "numpy":
+        pytest.skip(f"{backend.name}: the in-place update is NumPy's")
+    start = np.array([0.5, -1.0, 2.0])
+    big = np.stack([start, start])
+    frozen = start.copy()
+    frozen.setflags(write=False)
+    free = minitorch.tensor(start, requires_grad=True)
+    held, viewed, readonly, saved = (minitorch.tensor(start, requires_grad=True) for _ in range(4))
+    viewed.data = big[0]
+    readonly.data = frozen
+    mine = held.data
+    ps = [free, held, viewed, readonly, saved]
+    opt = getattr(optim, name)(ps, lr=0.1, weight_decay=0.1)
+    graph = saved * saved  # saves saved's array
+    for p in ps:
+        (p * p).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(mine, start)
+    np.testing.assert_array_equal(big, np.stack([start, start]))
+    np.testing.assert_array_equal(frozen, start)
+    for p in ps[1:]:
+        np.testing.assert_array_equal(p.data, free.data)
+    assert not np.array_equal(free.data, start)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        graph.sum().backward()

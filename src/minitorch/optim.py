@@ -2,10 +2,11 @@
 and AdamW (with AMSGrad), their ``state_dict`` round trip, and gradient clipping.
 
 Each update follows PyTorch's single-tensor algorithm operation for operation, so a
-float64 run matches ``torch.optim`` to rounding. SGD on NumPy updates in place when no one
-else can see the parameter's buffer (no saved graph, no view: the array's reference count
-says so), which saves an allocation per parameter per step; every other update puts the
-new values in a fresh array, so a graph that saved the old values keeps them.
+float64 run matches ``torch.optim`` to rounding. SGD, Adam and AdamW on NumPy update in
+place when no one else can see the parameter's buffer (no saved graph, no view: the
+array's reference count says so), which saves allocations per parameter per step; every
+other update puts the new values in a fresh array, so a graph that saved the old values
+keeps them.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def _updated(new: Any, data: Any, be: Any) -> Any:
     update rounds to float32 as the in-place ``data -= lr * g`` does (as PyTorch)."""
     new = array_result(new, be)
     return new if new.dtype == data.dtype else be.xp.astype(new, data.dtype)
+
+
+def _alone(a: np.ndarray) -> bool:
+    """Whether an optimizer may write into ``a`` (which no one else holds: the caller
+    counted the references): it owns its memory (no view of the user's array) and is
+    writeable."""
+    return a.base is None and a.flags.writeable
 
 
 class _OnDevices:
@@ -531,6 +539,9 @@ class Adam(Optimizer):
                     exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
                     together.setdefault((fe, t), []).append(i)
                     continue
+                if numbers_ and self._in_place(p, g, m, v, v_max, t):
+                    exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
+                    continue
                 # PyTorch's _single_tensor_adam, in its order of operations (_together does
                 # the same on lists: a test checks that both give the same bits on the CPU)
                 if wd != 0:
@@ -555,6 +566,54 @@ class Adam(Optimizer):
                 exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] = m, v, v_max
         for (fe, t), idx in together.items():
             self._together(fe, t, idx)
+
+    def _in_place(self, p: Tensor, g: Any, m: Any, v: Any, v_max: Any, t: int) -> bool:
+        """Step ``t`` of ``p`` as :meth:`step` computes it, on NumPy arrays of one dtype,
+        writing the moments and the parameter in their own buffers (two temporaries,
+        where the formula made about fifteen arrays). The same operations in the same
+        order, so the same bits (a test compares both). False, changing nothing, where
+        an array is not a plain NumPy array that owns its memory, or someone else holds
+        it (a graph that saved the parameter, a view; the reference counts say so:
+        the caller's variable, the state list's slot or ``p``'s, and ours)."""
+        data = p.data
+        if not (type(data) is type(g) is type(m) is type(v) is np.ndarray):
+            return False
+        dt = data.dtype
+        if g.dtype != dt or m.dtype != dt or v.dtype != dt or dt.kind != "f":
+            return False
+        if v_max is not None and (type(v_max) is not np.ndarray or v_max.dtype != dt):
+            return False
+        # each array's references: p's slot or the state list's, the caller's name, ours
+        # and getrefcount's argument (at the first step the moments are in no list yet)
+        refs = [sys.getrefcount(data), sys.getrefcount(m), sys.getrefcount(v)]
+        if v_max is not None:
+            refs.append(sys.getrefcount(v_max))
+        if max(refs) > 4 or not all(_alone(a) for a in (data, m, v, v_max) if a is not None):
+            return False
+        lr, (beta1, beta2), eps, wd = self.lr, self.betas, self.eps, self.weight_decay
+        if wd != 0:
+            if self._decoupled:
+                np.multiply(data, 1 - lr * wd, out=data)
+            else:
+                g = g + wd * data
+        tmp = np.subtract(g, m)
+        w = 1 - beta1  # m.lerp_(g, w)
+        if abs(w) < 0.5:
+            np.add(m, np.multiply(tmp, w, out=tmp), out=m)
+        else:
+            np.subtract(g, np.multiply(tmp, 1 - w, out=tmp), out=m)
+        np.multiply(v, beta2, out=v)
+        np.add(v, np.multiply(np.multiply(g, 1 - beta2, out=tmp), g, out=tmp), out=v)
+        step_size = lr / (1 - beta1**t)
+        bias_correction2_sqrt = (1 - beta2**t) ** 0.5
+        if v_max is not None:
+            np.maximum(v_max, v, out=v_max)
+        denom = np.sqrt(v if v_max is None else v_max, out=tmp)
+        np.add(np.divide(denom, bias_correction2_sqrt, out=denom), eps, out=denom)
+        update = np.multiply(m, -step_size)
+        np.add(data, np.divide(update, denom, out=update), out=data)
+        p._version += 1
+        return True
 
     def _together(self, fe: Any, t: int, idx: list[int]) -> None:
         """Step ``t`` of the parameters ``idx`` with the lists of ``fe``, a backend's
