@@ -502,3 +502,37 @@ def test_a_custom_op_called_without_a_required_parameter(backend: Any, registry:
     assert_close(out, XS + 0.25 * (XS - 1), atol=1e-15, rtol=1e-15)
     out.sum().backward()
     assert_close(_grad(a), np.full(XS.shape, 0.75), atol=0, rtol=0)
+
+
+def test_bools_answers_where_the_forward_refuses_booleans(registry: None, backend: Any) -> None:
+    """``defop(bools=)``: the answer for boolean inputs, called only when the forward
+    raised and every input is boolean; the forward's refusal of other inputs reaches
+    the user as before."""
+    calls: list[str] = []
+
+    def _fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Elementwise ``x - y``, as a library that refuses booleans."""
+        calls.append("fwd")
+        if xp.isdtype(x.dtype, "bool") or x.shape != y.shape:
+            raise TypeError("refused")
+        return x - y, ()
+
+    def _bools(xp: Any, x: Any, y: Any) -> Any:
+        calls.append("bools")
+        return xp.logical_xor(x, y)
+
+    fn = minitorch.defop("custom_bool_diff", _fwd, None, nin=2, promote="operands", bools=_bools)
+    x = np.array([True, True, False, False])
+    y = np.array([True, False, True, False])
+    out = fn(minitorch.tensor(x), minitorch.tensor(y))
+    np.testing.assert_array_equal(out.numpy(), [False, True, True, False])
+    assert calls == ["fwd", "bools"]
+    calls.clear()
+    np.testing.assert_array_equal(
+        fn(minitorch.tensor([3, 1]), minitorch.tensor([1, 1])).numpy(), [2, 0]
+    )
+    assert calls == ["fwd"]  # the forward answered: no bools
+    calls.clear()
+    with pytest.raises(minitorch.OpError, match=r"custom_bool_diff.*refused"):
+        fn(minitorch.tensor([3, 1]), minitorch.tensor([1]))  # not booleans: the forward's error
+    assert calls == ["fwd"]

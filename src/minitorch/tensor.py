@@ -1006,7 +1006,9 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     except (OpError, CaptureError):  # a CaptureError: a host read inside a captured step
         raise
     except Exception as exc:
-        raise _forward_error(op, args, params, exc) from exc
+        if op.bools is None or isinstance(exc, ValueError) or not _booleans(be, inputs):
+            raise _forward_error(op, args, params, exc) from exc
+        out, saved = _boolean_answer(op, be, inputs, params, args), ()
     if op.moves:
         be = params["backend"]
     res = _new(Tensor)
@@ -1019,6 +1021,27 @@ def apply(op: Any, args: Sequence[Any], params: dict[str, Any]) -> Tensor:
     else:
         _init(res, out, be, record(op, params, saved, edges, out, be, args, inputs))
     return res
+
+
+def _booleans(be: Backend, inputs: Sequence[Any]) -> bool:
+    """Whether every input of an op is boolean (an array, or a Python bool)."""
+    bool_dtype = be.dtypes["bool"]
+    return all(type(v) is bool or getattr(v, "dtype", None) == bool_dtype for v in inputs)
+
+
+def _boolean_answer(op: Any, be: Backend, inputs: Sequence[Any], params: Any, args: Any) -> Any:
+    """``op``'s answer for boolean inputs that the library refused (``defop(bools=)``),
+    as NumPy and PyTorch answer them."""
+    xp = be.xp
+    device = next(v.device for v in inputs if type(v) is not bool)
+    arrays = [xp.asarray(v, dtype=xp.bool, device=device) if type(v) is bool else v for v in inputs]
+    try:
+        if be.scope is None:
+            return op.bools(xp, *arrays, **params)
+        with be.scope(be.device):
+            return op.bools(xp, *arrays, **params)
+    except Exception as exc:
+        raise _forward_error(op, args, params, exc) from exc
 
 
 def describe(x: Any) -> str:

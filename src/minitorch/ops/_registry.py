@@ -157,6 +157,8 @@ class OpDef:
     #: a comparison: a Python int an integer tensor's dtype cannot hold is kept as it
     #: is (the comparison answers it), not refused
     promote_compares: bool = False
+    #: the answer for boolean inputs where the library refuses them (``defop(bools=)``)
+    bools: Callable[..., Any] | None = None
     #: exported as ``minitorch.<name>`` (True), or a building block of the public
     #: function this names (e.g. ``"minitorch.linalg.svd"``): in the registry, the
     #: catalog and the differentiable namespace, but not a top-level name
@@ -397,6 +399,7 @@ def defop(
     prepare: Callable[[Sequence[Any], dict[str, Any]], dict[str, Any]] | None = None,
     derived: Sequence[int] = (),
     promote: str | None = None,
+    bools: Callable[..., Any] | None = None,
     facts: Facts | None = None,
     doc: str | None = None,
     public: bool | str = True,
@@ -445,6 +448,12 @@ def defop(
         (as ``"operands"``, but a Python int that an integer tensor's dtype cannot hold
         reaches the forward as it is, which answers it: ``int8_x == 300`` is all False;
         the other modes refuse it).
+    bools : callable, optional
+        ``bools(xp, *arrays, **params) -> out``: the answer for boolean inputs where a
+        library refuses them (array-api-strict refuses ``bool + bool``, torch ``abs`` of
+        a boolean tensor), so that every backend answers as NumPy and PyTorch do
+        (``add``: logical or). Called only when the forward raised and every input is
+        boolean (a Python bool becomes a 0-d array first); the result has no gradient.
     facts : Facts, optional
         What the generic tests, ``minitorch check`` and the docs need to know.
     doc : str, optional
@@ -512,6 +521,7 @@ def defop(
         promote=_PROMOTE[promote],
         promote_float=promote in ("division", "float"),
         promote_compares=promote == "comparison",
+        bools=bools,
         public=public,
     )
     fn = _public_function(op, sig, skip, doc or target.__doc__)

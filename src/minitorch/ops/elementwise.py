@@ -61,6 +61,7 @@ add = defop(
     dunders=["__add__"],
     rdunders=["__radd__"],
     scalars=True,
+    bools=lambda xp, x, y: xp.logical_or(x, y),  # as NumPy and torch: True + True is True
     facts=Facts(ref=lambda torch, x, y: x + y, samples=BINARY, kind="binary", formula="g, g"),
 )
 
@@ -132,6 +133,7 @@ mul = defop(
     dunders=["__mul__"],
     rdunders=["__rmul__"],
     scalars=True,
+    bools=lambda xp, x, y: xp.logical_and(x, y),
     facts=Facts(ref=lambda torch, x, y: x * y, samples=BINARY, kind="binary", formula="g*y, g*x"),
 )
 
@@ -432,6 +434,7 @@ abs = defop(
     _abs_vjp,
     method=True,
     dunders=["__abs__"],
+    bools=lambda xp, x: xp.asarray(x, copy=True),  # as NumPy: the booleans themselves
     facts=Facts(
         ref=lambda torch, x: torch.abs(x),
         samples=UNARY,
@@ -467,6 +470,7 @@ maximum = defop(
     nin=2,
     promote="operands",
     method=True,
+    bools=lambda xp, x, y: xp.logical_or(x, y),
     facts=Facts(
         ref=lambda torch, x, y: torch.maximum(x, y),
         samples=BINARY,
@@ -498,6 +502,7 @@ minimum = defop(
     _minimum_vjp,
     nin=2,
     promote="operands",
+    bools=lambda xp, x, y: xp.logical_and(x, y),
     method=True,
     facts=Facts(
         ref=lambda torch, x, y: torch.minimum(x, y),
@@ -817,6 +822,16 @@ def _beyond_range(xp: Any, name: str, x: Any, y: Any) -> Any:
     return None
 
 
+#: a comparison of booleans, False < True, in logical operations (array-api-strict
+#: refuses ``<`` of booleans)
+_BOOL_COMPARE: dict[str, Any] = {
+    "lt": lambda xp, x, y: xp.logical_and(xp.logical_not(x), y),
+    "le": lambda xp, x, y: xp.logical_or(xp.logical_not(x), y),
+    "gt": lambda xp, x, y: xp.logical_and(x, xp.logical_not(y)),
+    "ge": lambda xp, x, y: xp.logical_or(x, xp.logical_not(y)),
+}
+
+
 def _compare(name: str, dunder: str, fn: Any) -> Any:
     def fwd(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
         if type(y) is int or type(x) is int:
@@ -835,6 +850,7 @@ def _compare(name: str, dunder: str, fn: Any) -> Any:
         dunders=[f"__{name}__"],
         scalars=True,
         promote="comparison",
+        bools=_BOOL_COMPARE.get(name),
         facts=Facts(ref=lambda torch, x, y: getattr(torch, name)(x, y), samples=COMPARE),
     )
 
@@ -945,6 +961,7 @@ isfinite = defop(
     _isfinite,
     None,
     method=True,
+    bools=lambda xp, x: xp.full(x.shape, True, dtype=xp.bool, device=x.device),
     facts=Facts(ref=lambda torch, x: torch.isfinite(x), samples=SPECIAL),
 )
 
@@ -1012,6 +1029,7 @@ sign = defop(
     _sign,
     None,
     method=True,
+    bools=lambda xp, x: xp.asarray(x, copy=True),  # as torch: False is 0, True is 1
     facts=Facts(
         ref=lambda torch, x: torch.sign(x),
         samples=(Sample(make=_signed_values, name="inf, -inf, 0"), *SPECIAL[1:]),

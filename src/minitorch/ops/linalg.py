@@ -31,6 +31,13 @@ def _matmul(xp: Any, x: Any, y: Any) -> tuple[Any, tuple[Any, ...]]:
         raise why from exc
 
 
+def _boolean_matmul(xp: Any, x: Any, y: Any) -> Any:
+    """``x @ y`` of booleans, as NumPy answers it: each entry is whether some pair of
+    the row and the column is True (torch and array-api-strict refuse booleans). In
+    float32, exactly: a sum of zeros and ones is positive iff one term is 1."""
+    return xp.matmul(xp.astype(x, xp.float32), xp.astype(y, xp.float32)) > 0
+
+
 def _inner_error(k: int, inner: int, where: str) -> InputError:
     return InputError(
         f"x @ y needs x.shape[-1] == {where}, got {k} and {inner}; transpose an operand "
@@ -111,6 +118,7 @@ matmul = defop(
     method=True,
     dunders=["__matmul__"],
     rdunders=["__rmatmul__"],
+    bools=lambda xp, x, y: _boolean_matmul(xp, x, y),
     facts=Facts(
         ref=lambda torch, x, y: torch.matmul(x, y),
         samples=(

@@ -445,6 +445,7 @@ isinf = defop(
     _isinf,
     None,
     method=True,
+    bools=lambda xp, x: xp.full(x.shape, False, dtype=xp.bool, device=x.device),
     facts=Facts(ref=lambda torch, x: torch.isinf(x), samples=SPECIAL),
 )
 

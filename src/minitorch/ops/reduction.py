@@ -228,6 +228,7 @@ max = defop(
     "max",
     *_extremum("max", "max"),
     method=True,
+    bools=lambda xp, x, axis=None, keepdims=False: xp.any(x, axis=axis, keepdims=keepdims),
     facts=Facts(
         ref=_torch_extremum("amax"),
         samples=REDUCE,
@@ -240,6 +241,7 @@ min = defop(
     "min",
     *_extremum("min", "min"),
     method=True,
+    bools=lambda xp, x, axis=None, keepdims=False: xp.all(x, axis=axis, keepdims=keepdims),
     facts=Facts(
         ref=_torch_extremum("amin"),
         samples=REDUCE,
