@@ -187,6 +187,40 @@ def _check(seed: int) -> None:
         _assert_one_of_the_values_lands(to_host(z.data), x, key, v, where)
 
 
+@pytest.mark.parametrize("block", range(BLOCKS // 2))
+def test_random_assignments_without_gradients_as_numpy(backend: Any, block: int) -> None:
+    """``x[key] = v`` where no gradient is involved (on NumPy written into x's own
+    array): NumPy's result (one of the values where a place repeats), a value of x's
+    dtype or of another, or a number; where NumPy refuses the key or the value, an
+    error and x as it was."""
+    for seed in range(block * PER_BLOCK, (block + 1) * PER_BLOCK):
+        x, key, device_key, where = _case(seed)
+        rng = np.random.default_rng(seed + 2 * 10**6)
+        selected = _numpy(lambda: x[key])  # noqa: B023 (called here, in this iteration)
+        shape = (rng.integers(1, 4),) if selected is None else selected.shape
+        v: Any = rng.standard_normal(shape).astype(x.dtype if rng.random() < 0.7 else np.float64)
+        if selected is not None and selected.ndim and selected.shape[0] and rng.random() < 0.3:
+            v = v[:1]
+        elif rng.random() < 0.2:
+            v = float(np.round(rng.uniform(-3, 3), 3))
+        want = _numpy(lambda: _set(x, key, v))  # noqa: B023
+        t = minitorch.tensor(x)
+        version = t._version
+        value = v if isinstance(v, float) else minitorch.tensor(v)
+        if want is None:
+            with pytest.raises((IndexError, ValueError, TypeError)):
+                t[device_key] = value
+            np.testing.assert_array_equal(to_host(t.data), x, err_msg=where)
+            continue
+        t[device_key] = value
+        assert t._version == version + 1, where
+        places = _places(x, key).reshape(-1)
+        if len(np.unique(places)) == len(places):
+            np.testing.assert_array_equal(to_host(t.data), want, err_msg=where)
+        else:
+            _assert_one_of_the_values_lands(to_host(t.data), x, key, v, where)
+
+
 def test_an_empty_list_selects_nothing_as_in_numpy(backend: Any) -> None:
     """NumPy reads ``[]`` as an empty integer index (``np.asarray([])`` is float)."""
     x = np.arange(12.0).reshape(3, 4)

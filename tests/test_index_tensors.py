@@ -434,3 +434,75 @@ def test_narrow_and_unsigned_index_tensors_index_as_int64(backend: Any, dtype: s
         narrow = minitorch.cross_entropy(x, idx, **kw)
         wide = minitorch.cross_entropy(x, minitorch.tensor(rows), **kw)
         np.testing.assert_allclose(float(narrow), float(wide), rtol=1e-15)
+
+
+def test_setitem_without_gradients_writes_in_place_on_numpy(backend: Any) -> None:
+    """``x[key] = v`` where no gradient is involved writes into x's own array on NumPy
+    (its address stays; the version counts one each), for a number, a value Tensor,
+    an index Tensor and a mask; a leaf that requires grad too, under ``no_grad()``. A
+    value of another dtype is cast into a new array, as on every backend."""
+    if backend.name != "numpy":
+        pytest.skip(f"{backend.name}: a new array (the in-place write is NumPy's)")
+    x = minitorch.zeros((4, 3), dtype="float32")
+    w = minitorch.zeros((4, 3), dtype="float32", requires_grad=True)
+    for t in (x, w):
+        address, version = t.data.ctypes.data, t._version
+        with minitorch.no_grad():
+            t[1] = 2.5
+            t[minitorch.tensor([0, -1])] = minitorch.tensor([[1.0, 2.0, 3.0]], dtype="float32")
+            t[minitorch.tensor([False, False, True, False])] = 4.0
+            assert t.data.ctypes.data == address
+            t[2:3, ::2] = minitorch.tensor(7.0, dtype="float64")
+        assert t._version == version + 4
+        want = np.array([[1, 2, 3], [2.5, 2.5, 2.5], [7, 4, 7], [1, 2, 3]], dtype=np.float32)
+        np.testing.assert_array_equal(t.numpy(), want, strict=True)
+
+
+def test_setitem_never_changes_what_another_tensor_or_a_graph_holds(backend: Any) -> None:
+    """What shares x's array keeps its values: a view made by ``x[1:]``, the array the
+    user holds (``a = x.data``), a tensor a graph saved (its backward then refuses, by
+    the version counter, as PyTorch); a failed assignment leaves x as it was."""
+    x = minitorch.tensor(np.arange(4.0))
+    view = x[1:]
+    x[1] = 10.0
+    np.testing.assert_array_equal(view.numpy(), [1, 2, 3])
+    np.testing.assert_array_equal(x.numpy(), [0, 10, 2, 3])
+    held = x.data
+    before = np.array(to_host(held), copy=True)
+    x[0] = -5.0
+    np.testing.assert_array_equal(to_host(held), before)
+    np.testing.assert_array_equal(x.numpy(), [-5, 10, 2, 3])
+    w = minitorch.tensor(np.arange(3.0), requires_grad=True)
+    y = (w * w).sum()
+    with minitorch.no_grad():
+        w[0] = 100.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+    z = minitorch.tensor(np.arange(3.0))
+    for bad in (
+        lambda: z.__setitem__(5, 1.0),
+        lambda: z.__setitem__(slice(0, 2), minitorch.ones(3)),
+    ):
+        with pytest.raises(minitorch.OpError):
+            bad()
+        np.testing.assert_array_equal(z.numpy(), [0, 1, 2])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [5, -4, (0, 3), (..., 3), (None, 3), (slice(None), -5), (1, ..., 0, None)],
+    ids=repr,
+)
+def test_an_int_beyond_its_axis_is_refused_on_every_backend(backend: Any, key: Any) -> None:
+    """``x[5]`` of an axis of 3 is an IndexError naming the axis, for reading and for
+    assigning, and x keeps its values: JAX clamped the read (the last element) and
+    dropped the assignment, silently."""
+    x = np.arange(6.0).reshape(3, 2) if key != (1, ..., 0, None) else np.zeros((2, 2, 0))
+    with pytest.raises(IndexError):
+        np.zeros_like(x)[key] = 1.0  # NumPy refuses it too
+    t = minitorch.tensor(x)
+    with pytest.raises(IndexError, match=r"out of range for axis \d of size \d"):
+        t[key]
+    with pytest.raises(IndexError):
+        t[key] = 1.0
+    np.testing.assert_array_equal(t.numpy(), x)

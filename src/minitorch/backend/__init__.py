@@ -137,6 +137,13 @@ class Backend:
     #: (a fused multiply-add where the CPU has one, as torch's ``add_(g, alpha=-lr)``)
     #: where the formula ``y - a * x`` rounds twice. None: the library has none.
     axpy_: Callable[[Array, float, Array], bool] | None = None
+    #: ``setitem_(x, key, value)``: ``x[key] = value`` in ``x``'s own memory, by NumPy's
+    #: rules, for ``Tensor.__setitem__`` on an array that nothing else sees; the key's
+    #: entries are ints, slices, ``...``, None and integer or boolean arrays, the value
+    #: a Python number or an array. True where done; False, writing nothing, where the
+    #: array, key or value do not suit it (another dtype, a view, a bad index), and
+    #: ``__setitem__`` makes a new array as on every other backend. None: never in place.
+    setitem_: Callable[[Array, Any, Any], bool] | None = None
     #: ``scope(device)``, a context in which the library works on ``device``: None where
     #: an array's own device decides (every library but CuPy). CuPy allocates and
     #: launches on its *current* device, so the engine runs an op, a backward pass and
@@ -407,6 +414,7 @@ def make_backend(
     scope: Callable[[Any], contextlib.AbstractContextManager[Any]] | None = None,
     sgd_update: Callable[[Array, float, Array], Array] | None = None,
     axpy_: Callable[[Array, float, Array], bool] | None = None,
+    setitem_: Callable[[Array, Any, Any], bool] | None = None,
 ) -> Backend:
     """Build a Backend from a namespace; anything not given uses the pure-standard fallback.
 
@@ -489,6 +497,7 @@ def make_backend(
         foreach=foreach,
         sgd_update=sgd_update,
         axpy_=axpy_,
+        setitem_=setitem_,
         scope=scope,
     )
 

@@ -208,6 +208,25 @@ def _axpy_with(blas: Any) -> Any:
     return axpy_
 
 
+def _setitem_(x: Any, key: Any, value: Any) -> bool:
+    """The backend's ``setitem_``: ``x[key] = value`` in ``x``'s memory, where ``x``
+    owns it and the value has its dtype (a Python number: ``__setitem__`` has fitted it
+    to the dtype already). NumPy checks every index and the value's shape before it
+    writes anything, so a refused assignment leaves ``x`` as it was."""
+    if type(x) is not np.ndarray or x.base is not None or not x.flags.writeable:
+        return False
+    if type(value) is np.ndarray and value.dtype != x.dtype:
+        return False
+    for k in key if type(key) is tuple else (key,):
+        if type(k) is np.ndarray and k.dtype.kind not in "biu":
+            return False
+    try:
+        x[key] = value
+    except (IndexError, ValueError, TypeError):  # said again by the general path
+        return False
+    return True
+
+
 #: one block this large, allocated and freed when the backend loads (see below)
 _LIFT_MALLOC_BYTES = 16 * 2**20
 
@@ -250,5 +269,6 @@ def load() -> Backend:
         owns=lambda x: x.base is None,
         vjp_kernels={"softmax_cross_entropy": _softmax_cross_entropy},
         axpy_=axpy_,
+        setitem_=_setitem_,
         overrides={"sum": _sum, "max": _max, "mean": _mean, "where": _where, **_native_functions()},
     )

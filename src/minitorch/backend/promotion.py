@@ -173,12 +173,11 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
     largest, the infinities and nan), ValueError for nan or an infinity into an integer
     dtype, TypeError for a number with an imaginary part into a real dtype. The message
     begins with the value and names the dtype; the caller says who and what to do."""
-    name = dtype_name_of(dtype)
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
         if xp.isdtype(dtype, "complex floating"):
             return complex(value)
         if value.imag != 0:
-            raise TypeError(f"{value!r} is complex and the dtype {name} is not")
+            raise TypeError(f"{value!r} is complex and the dtype {dtype_name_of(dtype)} is not")
         value = value.real
     if xp.isdtype(dtype, "bool"):
         return bool(value)
@@ -198,12 +197,13 @@ def fit_number(xp: Any, dtype: Any, value: Any) -> bool | int | float | complex:
         real = None
     if xp.isdtype(dtype, "real floating"):
         info = xp.finfo(dtype)
-        biggest, name = float(info.max), dtype_name_of(getattr(info, "dtype", dtype))
+        biggest = float(info.max)
         if real is None or (math.isfinite(real) and math.fabs(real) > biggest):
+            name = dtype_name_of(getattr(info, "dtype", dtype))
             raise OverflowError(
                 f"{value!r} does not fit in {name} (finite values up to {biggest:g} in magnitude)"
             )
         return real
     if real is None:
-        raise OverflowError(f"{value!r} does not fit in {name}")
+        raise OverflowError(f"{value!r} does not fit in {dtype_name_of(dtype)}")
     return complex(real)

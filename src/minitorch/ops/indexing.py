@@ -15,11 +15,13 @@ device.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .._grad_mode import is_grad_enabled
 from ..backend import to_host
 from ..backend._fallback import index_array
 from ..errors import OpError
@@ -127,8 +129,30 @@ def flat_positions(shape: tuple[int, ...], key: tuple[Any, ...], op: str = "geti
         ) from exc
 
 
+def check_ints(key: tuple[Any, ...], shape: Any, op: str) -> None:
+    """Refuse an int of a basic key beyond its axis, as NumPy and PyTorch do, before
+    any library sees it: JAX clamps it (``x[5]`` of 3 elements read the last one) and
+    drops the assignment (``x[5] = 1.0`` did nothing), silently."""
+    if shape is None:
+        return
+    axis = 0
+    for k in key:
+        if k is Ellipsis:
+            axis += len(shape) - sum(1 for k in key if k is not None and k is not Ellipsis)
+        elif k is not None:
+            if type(k) is int and axis < len(shape) and not -shape[axis] <= k < shape[axis]:
+                raise IndexOpError(
+                    f"{op}: index {k} is out of range for axis {axis} of size {shape[axis]} "
+                    f"(a tensor of shape {tuple(shape)}); valid: {-shape[axis]} to "
+                    f"{shape[axis] - 1}"
+                )
+            axis += 1
+
+
 def _prepare_getitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
     key, basic = prepare_key(params["key"])
+    if basic:
+        check_ints(key, getattr(tensors[0], "shape", None), "getitem")
     return {"key": key, "basic": basic}
 
 
@@ -666,6 +690,8 @@ def _torch_setitem(torch: Any, x: Any, value: Any, key: Any = None, basic: bool 
 
 def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
     key, basic = prepare_key(params["key"])
+    if basic:
+        check_ints(key, getattr(tensors[0], "shape", None), "setitem")
     return {"key": key, "basic": basic}
 
 
@@ -915,6 +941,8 @@ def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
     :func:`setitem`); any other key goes through :func:`setitem`."""
     self._check_inplace("__setitem__")
     value = fill_number(self._backend.xp, self.data.dtype, value, "x[key] = value")
+    if _written_in_place(self, key, value):
+        return
     masked = _mask_and_value(self, key, value)
     if masked is not None:
         self._rebase(where(masked[0], masked[1], self), "__setitem__")
@@ -927,6 +955,37 @@ def _tensor_setitem(self: Tensor, key: Any, value: Any) -> None:
     part = self if basic is None else getitem(self, key=basic)
     new = setitem_axes([part, value, *indices], axis=axis)
     self._rebase(new if basic is None else setitem(self, new, key=basic), "__setitem__")
+
+
+def _written_in_place(x: Tensor, key: Any, value: Any) -> bool:
+    """``x[key] = value`` written into ``x``'s own array by the backend's ``setitem_``
+    (NumPy), where no graph is involved (``x`` is no op's result, and the value needs no
+    gradient or grad mode is off) and nothing else sees the array (no graph saved it, no
+    view or name holds it: its reference count says so), with the key's and the
+    value's Tensors on ``x``'s backend and device. True where done (the version
+    bumped); False, with nothing written, for the general path (a new array)."""
+    data, write = x.data, x._backend.setitem_
+    if write is None or x._node is not None or sys.getrefcount(data) > 3:
+        return False  # (the references: x's slot, `data` and getrefcount's argument)
+    if isinstance(value, Tensor):
+        if not _same_place(x, value) or (value._requires_grad and is_grad_enabled()):
+            return False
+        value = value.data
+    elif type(value) not in (bool, int, float):
+        return False
+    entries = []
+    for k in key if type(key) is tuple else (key,):
+        if isinstance(k, Tensor):
+            if not _same_place(x, k):
+                return False
+            k = k.data
+        elif not (type(k) is int or type(k) is slice or k is Ellipsis or k is None):
+            return False  # a bool, a list, an array: the general path's rules
+        entries.append(k)
+    if not write(data, tuple(entries) if type(key) is tuple else entries[0], value):
+        return False
+    x._version += 1
+    return True
 
 
 def _scatter_add(xp: Any, values: Any, index: Any, n: int = 0) -> tuple[Any, tuple[Any, ...]]:
