@@ -141,3 +141,32 @@ def test_a_mask_of_booleans_in_a_captured_step(backend: Any) -> None:
         assert float(eager()) == float(replay())
     np.testing.assert_array_equal(w_eager.numpy(), w_replay.numpy())
     assert replay.stats["replays"] == 3  # type: ignore[attr-defined] and replay.stats["fallbacks"] == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "ref"),
+    [
+        ("div", np.divide),
+        ("atan2", np.arctan2),
+        ("hypot", np.hypot),
+        ("copysign", np.copysign),
+        ("nextafter", np.nextafter),
+    ],
+)
+@pytest.mark.parametrize("number", [True, False])
+def test_functions_of_real_numbers_of_booleans_and_a_python_bool(
+    backend: Any, name: str, ref: Callable[[Any, Any], Any], number: bool
+) -> None:
+    """A boolean tensor with a Python bool in a function of real numbers: both as the
+    numbers 0 and 1 in the default float dtype, as NumPy and PyTorch compute it
+    (array-api-strict refused the Python bool next to the converted tensor)."""
+    fn = getattr(minitorch, name)
+    t = minitorch.tensor(X[0])
+    xs = X[0].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for got, want in (
+            (fn(t, number), ref(xs, float(number))),
+            (fn(number, t), ref(float(number), xs)),
+        ):
+            assert got.backend.dtype_name(got.dtype) == "float64"
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-15, atol=0)

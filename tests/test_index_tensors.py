@@ -506,3 +506,15 @@ def test_an_int_beyond_its_axis_is_refused_on_every_backend(backend: Any, key: A
     with pytest.raises(IndexError):
         t[key] = 1.0
     np.testing.assert_array_equal(t.numpy(), x)
+
+
+def test_the_setitem_function_fits_a_python_number_to_the_dtype(backend: Any) -> None:
+    """``minitorch.setitem(x, 2.75, key=...)`` writes a float into an int8 tensor as
+    ``x[key] = 2.75`` does (truncated toward zero, as NumPy and PyTorch), on every
+    backend (array-api-strict refused the float), and refuses what int8 cannot hold."""
+    x = minitorch.tensor(np.array([1, 2, 3], dtype=np.int8))
+    out = minitorch.setitem(x, -2.75, key=(slice(0, 2),))
+    np.testing.assert_array_equal(out.numpy(), np.array([-2, -2, 3], dtype=np.int8), strict=True)
+    np.testing.assert_array_equal(x.numpy(), [1, 2, 3])
+    with pytest.raises(minitorch.OpError, match="int8"):
+        minitorch.setitem(x, 300, key=(0,))

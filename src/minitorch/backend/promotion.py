@@ -103,6 +103,9 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool, compares: boo
         target = be.dtypes["int64"]
     else:
         return datas
+    if top == 0 and any(type(d) is bool for d in datas[start:]):
+        # boolean tensors become numbers (`bool_tensor / True`): the bool too, as above
+        datas = [int(d) if i >= start and type(d) is bool else d for i, d in enumerate(datas)]
     if numbers and not compares and xp.isdtype(target, "integral"):
         _check_ints_fit(be, target, numbers)
     return [

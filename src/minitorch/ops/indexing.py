@@ -585,8 +585,11 @@ def _setitem(
     arrays, masks, negative steps) is resolved on the host, as getitem's: the flat
     position of every element of ``x[key]``, whose elements ``put_rows`` sets (a
     repeated position: the library's choice of its values, NumPy's the last)."""
-    if hasattr(value, "shape") and hasattr(value, "dtype") and value.dtype != x.dtype:
-        value = xp.astype(value, x.dtype)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        if value.dtype != x.dtype:
+            value = xp.astype(value, x.dtype)
+    elif type(value) in (bool, int, float):  # minitorch.setitem(x, 1.5, key=k) into int8
+        value = fill_number(xp, x.dtype, value, "setitem")
     if not basic:
         idx, selected = _device_positions(xp, x, key, "setitem")
         rows = (math.prod(x.shape),)
