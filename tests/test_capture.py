@@ -923,6 +923,21 @@ def test_a_constant_tensor_given_a_new_array_in_the_step_is_refused() -> None:
     assert step.stats["replays"] == 2
 
 
+def test_a_constant_tensor_assigned_at_a_basic_key_in_the_step_is_refused() -> None:
+    """buf[1:3] = x[:2] and buf[0] = v, where buf is no parameter and the value comes
+    from the step: refused as a constant given a new array, not written into buf's
+    array unseen by the recording (NumPy writes x[key] = v in place eagerly)."""
+    for key in (slice(1, 3), 0):
+        buf = minitorch.zeros(4)
+
+        def step(x: minitorch.Tensor, buf: minitorch.Tensor = buf, key: Any = key) -> Any:
+            buf[key] = x[1:3] if isinstance(key, slice) else x[0] * 2.0
+            return (buf * 2.0).sum()
+
+        with pytest.raises(CaptureError, match="read as a constant"):
+            minitorch.capture(step)(minitorch.ones(4))
+
+
 def test_numpys_ix_is_no_in_place_function() -> None:
     """xp.ix_ ends with an underscore as torch's in-place functions do; it was refused."""
     if minitorch.get_backend().name != "numpy":

@@ -215,10 +215,16 @@ def _setitem_(x: Any, key: Any, value: Any) -> bool:
     writes anything, so a refused assignment leaves ``x`` as it was."""
     if type(x) is not np.ndarray or x.base is not None or not x.flags.writeable:
         return False
-    if type(value) is np.ndarray and value.dtype != x.dtype:
+    if type(value) is np.ndarray:
+        if value.dtype != x.dtype:
+            return False
+    elif type(value) not in (bool, int, float):  # (a captured step's traced array)
         return False
     for k in key if type(key) is tuple else (key,):
-        if type(k) is np.ndarray and k.dtype.kind not in "biu":
+        if type(k) is np.ndarray:
+            if k.dtype.kind not in "biu":
+                return False
+        elif not (type(k) is int or type(k) is slice or k is None or k is Ellipsis):
             return False
     try:
         x[key] = value
