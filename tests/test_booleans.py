@@ -42,6 +42,8 @@ UNARY: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "max": (lambda x: x.max(), lambda x: np.any(x)),
     "max axis 0": (lambda x: x.max(axis=0), lambda x: np.any(x, axis=0)),
     "min": (lambda x: x.min(), lambda x: np.all(x)),
+    "clip": (lambda x: x.clip(1, 2), lambda x: np.clip(x, 1, 2)),  # int64 1s, as torch.clamp
+    "clip min": (lambda x: minitorch.clip(x, min=0), lambda x: np.clip(x, 0, None)),
     "min axis -1 keepdims": (
         lambda x: minitorch.min(x, axis=-1, keepdims=True),
         lambda x: np.all(x, axis=-1, keepdims=True),
@@ -50,11 +52,12 @@ UNARY: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
 
 
 def _check(out: minitorch.Tensor, expected: Any) -> None:
-    assert out.backend.dtype_name(out.dtype) == "bool", out.dtype
+    want = np.asarray(expected).dtype.name
+    assert out.backend.dtype_name(out.dtype) == want, (out.dtype, want)
     assert not out.requires_grad
     got = out.numpy()
     assert got.shape == np.shape(expected)
-    np.testing.assert_array_equal(got, np.asarray(expected, dtype=bool))
+    np.testing.assert_array_equal(got, np.asarray(expected))
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))

@@ -570,11 +570,18 @@ def _clip_vjp(
     return (g,)
 
 
+def _clip_booleans(xp: Any, x: Any, min: float | None = None, max: float | None = None) -> Any:
+    """``clip`` of a boolean tensor, as NumPy and PyTorch answer it: the booleans as
+    int64 0 and 1, clipped (array-api-strict refuses the maximum of booleans)."""
+    return _clip(xp, xp.astype(x, xp.int64), min, max)[0]
+
+
 clip = defop(
     "clip",
     _clip,
     _clip_vjp,
     method=True,
+    bools=_clip_booleans,
     facts=Facts(
         ref=lambda torch, x, min=None, max=None: torch.clamp(x, min, max),
         samples=(Sample(((3, 4),), {"min": -0.5, "max": 0.5}), Sample(((5,),), {"min": 0.0})),
