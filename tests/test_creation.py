@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 import subprocess
 import sys
 import warnings
@@ -369,6 +371,42 @@ def test_a_fill_value_the_dtype_cannot_hold_is_a_clear_error(backend: Any) -> No
         TypeError, match=r"^full: fill_value \(1\+2j\) is complex and the dtype float32 is not"
     ):
         minitorch.full((2,), 1 + 2j, dtype="float32")
+
+
+@pytest.mark.parametrize("make", ["tensor", "asarray"])
+def test_python_numbers_the_dtype_cannot_hold_are_refused(backend: Any, make: str) -> None:
+    """tensor() and the namespace's asarray of Python numbers, by full's rule: 300 into
+    int8 wrapped to 44 on NumPy (torch.tensor and np.array refuse it), 1e300 into
+    float32 became inf (with NumPy's overflow warning), 127.5 into int8 became 127;
+    what fits is as before, nan and inf into floats too, 2.7 into int8 truncated."""
+    fn = minitorch.tensor if make == "tensor" else minitorch.array_api.asarray
+    who = "tensor()" if make == "tensor" else "asarray"
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.tensor([300], dtype=torch.int8)
+    cases = [
+        ([1, 300], "int8", "300 does not fit in int8 \\(from -128 to 127\\)"),
+        ([-1], "uint8", "-1 does not fit in uint8"),
+        ([[2.0, 127.5]], "int8", "127.5 does not fit in int8"),
+        ([1.0, -1e300], "float32", "-1e\\+300 does not fit in float32"),
+        (70000.0, "float16", "70000.0 does not fit in float16"),
+    ]
+    for data, dtype, message in cases:
+        if dtype not in backend.named or dtype in backend.missing:
+            continue  # (array-api-strict has no float16)
+        with pytest.raises(OverflowError, match=f"^{re.escape(who)}: {message}"):
+            fn(data, dtype=dtype)
+    with pytest.raises(ValueError, match="nan and the infinities are not values of int32"):
+        fn([1.0, float("nan")], dtype="int32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning from inside
+        for data, dtype, want in (
+            ([1.0, math.inf, -math.inf], "float32", [1.0, math.inf, -math.inf]),
+            ([-128, 127], "int8", [-128, 127]),
+            ([2.7, -2.7], "int8", [2, -2]),
+            (3.0e38, "float32", 3.0e38),
+        ):
+            got = fn(data, dtype=dtype)
+            np.testing.assert_array_equal(got.numpy(), np.asarray(want, dtype=dtype), strict=True)
 
 
 @pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "full_like"])

@@ -35,7 +35,7 @@ from .errors import OpError
 from .ops import REGISTRY, OpDef, call
 from .ops.elementwise import astype_dtype
 from .ops.reduction import normalize_axes
-from .tensor import Tensor, describe, register_namespace
+from .tensor import Tensor, check_numbers_fit, describe, register_namespace
 
 __array_api_version__ = "2024.12"
 __all__ = [
@@ -1189,6 +1189,13 @@ class Namespace:
         dtype = _dtype(be, dtype, "asarray")
         if dtype is None:
             dtype = self._python_dtype(obj)
+        if dtype is not None and (type(obj) in _PY_SCALARS or isinstance(obj, list | tuple)):
+            try:
+                host = np.asarray(obj)
+            except (ValueError, OverflowError):  # ragged, or beyond int64: the library says
+                host = None
+            if host is not None and host.dtype.kind in "iuf" and host.size:
+                check_numbers_fit(host, be, dtype, "asarray")
         return self._const(be.xp.asarray(obj, dtype=dtype, device=device or be.device, copy=copy))
 
     def _python_dtype(self, obj: Any) -> Any:

@@ -28,6 +28,7 @@ from .backend import (
     on_device,
     resolve,
 )
+from .backend._fallback import int_range
 from .backend.promotion import NUMBERS as _NUMBERS
 from .backend.promotion import promote
 from .engine import Node, Op, record
@@ -902,6 +903,47 @@ def _host_data(data: Any, floats: bool = False) -> np.ndarray:
     return arr
 
 
+def check_numbers_fit(host: np.ndarray, be: Backend, dtype: Any, who: str = "tensor()") -> None:
+    """Refuse Python numbers that ``dtype`` cannot hold, by the rule of
+    :func:`~minitorch.backend.promotion.fit_number` (``full``'s fill value): 300 into
+    int8 wrapped to 44 silently (``torch.tensor`` and ``np.array`` refuse it), 1e300 into
+    float32 became inf with NumPy's overflow warning, 127.5 into int8 became 127."""
+    xp = be.xp
+    name = be.dtype_name(dtype)
+    if name == host.dtype.name:
+        return
+    if xp.isdtype(dtype, "integral"):
+        low, high, name = int_range(xp, dtype)
+        if host.dtype.kind == "f" and not np.isfinite(host).all():
+            raise ValueError(
+                f"{who}: nan and the infinities are not values of {name}, an integer "
+                f"dtype; give finite numbers, or a floating dtype"
+            )
+        least, most = host.min(), host.max()
+        if least >= low and most <= high:
+            return
+        bad, holds, wider = (
+            (most if most > high else least).item(),
+            f"from {low} to {high}",
+            "int64",
+        )
+    elif xp.isdtype(dtype, "real floating") and host.dtype.kind == "f":
+        biggest = float(xp.finfo(dtype).max)
+        if float(np.finfo(host.dtype).max) <= biggest:
+            return
+        finite = host.reshape(-1)[np.isfinite(host.reshape(-1))]
+        if not finite.size or not float(np.max(np.abs(finite))) > biggest:
+            return  # (nan and the infinities are values of every float dtype)
+        bad = float(finite[np.argmax(np.abs(finite))])
+        holds, wider = f"finite values up to {biggest:g} in magnitude", "float64"
+    else:
+        return
+    raise OverflowError(
+        f"{who}: {bad!r} does not fit in {name} ({holds}); give a dtype that holds it "
+        f"(dtype='{wider}'), or numbers within range"
+    )
+
+
 #: the range of int64, the widest integer dtype every backend has
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -930,7 +972,10 @@ def _fresh_array(data: Any, be: Backend, dt: Any, device: Any) -> Any:
     ):
         floats = dt is not None and be.xp.isdtype(dt, "real floating")
         host = _host_data(data, floats)
-        arr = as_array(host, be, be.dtype if dt is None and host.dtype.kind == "f" else dt)
+        target = be.dtype if dt is None and host.dtype.kind == "f" else dt
+        if target is not None and host.dtype.kind in "iuf" and host.size:
+            check_numbers_fit(host, be, target)
+        arr = as_array(host, be, target)
     else:
         arr = as_array(data, be, dt)
     return be.xp.asarray(arr, copy=True)
