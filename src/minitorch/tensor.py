@@ -903,44 +903,74 @@ def _host_data(data: Any, floats: bool = False) -> np.ndarray:
     return arr
 
 
-def check_numbers_fit(host: np.ndarray, be: Backend, dtype: Any, who: str = "tensor()") -> None:
-    """Refuse Python numbers that ``dtype`` cannot hold, by the rule of
-    :func:`~minitorch.backend.promotion.fit_number` (``full``'s fill value): 300 into
-    int8 wrapped to 44 silently (``torch.tensor`` and ``np.array`` refuse it), 1e300 into
-    float32 became inf with NumPy's overflow warning, 127.5 into int8 became 127."""
+#: (backend, dtype, a NumPy dtype of Python data) -> the range that data must lie in for
+#: the dtype (low, high, the dtype's name, integral), or None: every value fits
+_LIMITS: dict[tuple[str, Any, str], tuple[float, float, str, bool] | None] = {}
+
+
+def _limits(
+    be: Backend, dtype: Any, source: np.dtype[Any]
+) -> tuple[float, float, str, bool] | None:
     xp = be.xp
-    name = be.dtype_name(dtype)
-    if name == host.dtype.name:
-        return
+    if be.dtype_name(dtype) == source.name:
+        return None
     if xp.isdtype(dtype, "integral"):
         low, high, name = int_range(xp, dtype)
-        if host.dtype.kind == "f" and not np.isfinite(host).all():
-            raise ValueError(
-                f"{who}: nan and the infinities are not values of {name}, an integer "
-                f"dtype; give finite numbers, or a floating dtype"
-            )
-        least, most = host.min(), host.max()
-        if least >= low and most <= high:
-            return
-        bad, holds, wider = (
-            (most if most > high else least).item(),
-            f"from {low} to {high}",
-            "int64",
-        )
-    elif xp.isdtype(dtype, "real floating") and host.dtype.kind == "f":
-        biggest = float(xp.finfo(dtype).max)
-        if float(np.finfo(host.dtype).max) <= biggest:
-            return
-        finite = host.reshape(-1)[np.isfinite(host.reshape(-1))]
-        if not finite.size or not float(np.max(np.abs(finite))) > biggest:
-            return  # (nan and the infinities are values of every float dtype)
-        bad = float(finite[np.argmax(np.abs(finite))])
-        holds, wider = f"finite values up to {biggest:g} in magnitude", "float64"
-    else:
+        if source.kind in "iu" and np.iinfo(source).min >= low and np.iinfo(source).max <= high:
+            return None
+        return low, high, name, True
+    if xp.isdtype(dtype, "real floating") and source.kind == "f":
+        info = xp.finfo(dtype)
+        biggest = float(info.max)
+        if float(np.finfo(source).max) <= biggest:
+            return None
+        return -biggest, biggest, be.dtype_name(getattr(info, "dtype", dtype)), False
+    return None
+
+
+def check_numbers_fit(host: np.ndarray, be: Backend, dtype: Any, who: str = "tensor()") -> None:
+    """Refuse Python numbers (``host``, as NumPy read them) that ``dtype`` cannot hold,
+    by the rule of :func:`~minitorch.backend.promotion.fit_number` (``full``'s fill
+    value): 300 into int8 wrapped to 44 silently (``torch.tensor`` and ``np.array``
+    refuse it), 1e300 into float32 became inf with NumPy's overflow warning, 127.5 into
+    int8 became 127. nan and the infinities are values of every float dtype."""
+    key = (be.name, dtype, host.dtype.char)
+    try:
+        limits = _LIMITS[key]
+    except KeyError:
+        limits = _LIMITS[key] = _limits(be, dtype, host.dtype)
+    except TypeError:  # (a dtype object that cannot be hashed)
+        limits = _limits(be, dtype, host.dtype)
+    if limits is None:
         return
+    low, high, name, integral = limits
+    if host.ndim == 0:  # one number: no array passes
+        bad = host.item()
+        finite = math.isfinite(bad)
+        if (low <= bad <= high and finite) or (not finite and not integral):
+            return
+    else:
+        flat = host.reshape(-1)
+        finite = bool(np.isfinite(flat).all()) if host.dtype.kind == "f" else True
+        if not finite and not integral:
+            flat = flat[np.isfinite(flat)]
+            finite = True
+        if finite and (not flat.size or (flat.min() >= low and flat.max() <= high)):
+            return
+        if finite:
+            bad = flat[np.argmax(np.abs(flat))].item() if not integral else None
+            if integral:
+                least, most = flat.min(), flat.max()
+                bad = (most if most > high else least).item()
+    if not finite:
+        raise ValueError(
+            f"{who}: nan and the infinities are not values of {name}, an integer dtype; "
+            f"give finite numbers, or a floating dtype"
+        )
+    holds = f"from {low} to {high}" if integral else f"finite values up to {high:g} in magnitude"
     raise OverflowError(
         f"{who}: {bad!r} does not fit in {name} ({holds}); give a dtype that holds it "
-        f"(dtype='{wider}'), or numbers within range"
+        f"(dtype='{'int64' if integral else 'float64'}'), or numbers within range"
     )
 
 
