@@ -518,3 +518,15 @@ def test_the_setitem_function_fits_a_python_number_to_the_dtype(backend: Any) ->
     np.testing.assert_array_equal(x.numpy(), [1, 2, 3])
     with pytest.raises(minitorch.OpError, match="int8"):
         minitorch.setitem(x, 300, key=(0,))
+
+
+@pytest.mark.parametrize("key", [1.0, "a", (0, 1.5), np.array([0.5]), [1.0]], ids=repr)
+def test_a_key_that_is_no_index_is_an_index_error_naming_it(backend: Any, key: Any) -> None:
+    """A float, a string or a float array as an index: an IndexError (as NumPy and
+    PyTorch raise) that names the op and what indexes; for x[key] = v too, x unchanged."""
+    t = minitorch.tensor(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(IndexError, match=r"^getitem: .*(is no index|must be integer or boolean)"):
+        t[key]
+    with pytest.raises(IndexError, match=r"^setitem: .*(is no index|must be integer or boolean)"):
+        t[key] = 1.0
+    np.testing.assert_array_equal(t.numpy(), np.arange(6.0).reshape(2, 3))

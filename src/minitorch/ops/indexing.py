@@ -54,7 +54,7 @@ def _host_index(k: Any) -> Any:
     return host
 
 
-def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
+def prepare_key(key: Any, op: str = "getitem") -> tuple[tuple[Any, ...], bool]:
     """Normalise a user's key: a tuple, and whether it is basic (native everywhere)."""
     if not isinstance(key, tuple):
         key = (key,)
@@ -63,10 +63,20 @@ def prepare_key(key: Any) -> tuple[tuple[Any, ...], bool]:
         if not any(k is Ellipsis for k in key):
             key = (*key, Ellipsis)
         return key, True
+    for k in key:
+        if isinstance(k, float | complex | str | bytes):
+            raise IndexOpError(
+                f"{op}: {k!r} ({type(k).__name__}) is no index: indices are ints, slices, "
+                f"..., None, and integer or boolean arrays or Tensors"
+                + (f" (int({k!r}) for the position)" if isinstance(k, float) else "")
+            )
     host = tuple(_host_index(k) for k in key)
     for k in host:
         if isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
-            raise OpError(f"getitem: index arrays must be integer or boolean, got dtype {k.dtype}")
+            raise IndexOpError(
+                f"{op}: index arrays must be integer or boolean, got dtype {k.dtype}; "
+                f"convert it first (idx.astype('int64'))"
+            )
     return host, False
 
 
@@ -692,7 +702,7 @@ def _torch_setitem(torch: Any, x: Any, value: Any, key: Any = None, basic: bool 
 
 
 def _prepare_setitem(tensors: Any, params: dict[str, Any]) -> dict[str, Any]:
-    key, basic = prepare_key(params["key"])
+    key, basic = prepare_key(params["key"], "setitem")
     if basic:
         check_ints(key, getattr(tensors[0], "shape", None), "setitem")
     return {"key": key, "basic": basic}
