@@ -83,14 +83,10 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool, compares: boo
         return datas
     kinds = [_kind(xp, a.dtype) for a in arrays]
     top = max(kinds)
-    if top > 0 and any(type(d) is bool for d in datas[start:]):
-        # `int_tensor * True`: the bool as the int 1, which every backend takes (the
-        # Array API and array-api-strict take a Python bool only with bool arrays)
-        datas = [int(d) if i >= start and type(d) is bool else d for i, d in enumerate(datas)]
-    if top == 3:
-        return datas
     numbers = [d for d in datas[start:] if type(d) in _NUMBERS]
-    if top == 2:
+    if top == 3:
+        target = None  # complex: the library promotes
+    elif top == 2:
         floats = [a.dtype for a, k in zip(arrays, kinds, strict=True) if k == 2]
         # the widest (float16 with float32: float32, whichever comes first)
         target = max(floats, key=lambda d: xp.finfo(d).bits)
@@ -102,10 +98,14 @@ def _cast(be: Backend, datas: list[Any], start: int, divide: bool, compares: boo
     elif any(type(n) is int for n in numbers):
         target = be.dtypes["int64"]
     else:
-        return datas
-    if top == 0 and any(type(d) is bool for d in datas[start:]):
-        # boolean tensors become numbers (`bool_tensor / True`): the bool too, as above
+        return datas  # booleans only: a Python bool stays one
+    if any(type(n) is bool for n in numbers):
+        # `int_tensor * True`, `bool_tensor / True`: the bool as the int 1, which every
+        # backend takes (the Array API and array-api-strict take a Python bool only with
+        # bool arrays)
         datas = [int(d) if i >= start and type(d) is bool else d for i, d in enumerate(datas)]
+    if target is None:
+        return datas
     if numbers and not compares and xp.isdtype(target, "integral"):
         _check_ints_fit(be, target, numbers)
     return [

@@ -984,16 +984,14 @@ def _written_in_place(x: Tensor, key: Any, value: Any) -> bool:
         if not _same_place(x, value) or (value._requires_grad and is_grad_enabled()):
             return False
         value = value.data
-    elif type(value) not in (bool, int, float):
-        return False
+    # (what else the key and value hold, the backend's setitem_ checks: it refuses a
+    # list, a bool, an array of another library)
     entries = []
     for k in key if type(key) is tuple else (key,):
         if isinstance(k, Tensor):
             if not _same_place(x, k):
                 return False
             k = k.data
-        elif not (type(k) is int or type(k) is slice or k is Ellipsis or k is None):
-            return False  # a bool, a list, an array: the general path's rules
         entries.append(k)
     if not write(data, tuple(entries) if type(key) is tuple else entries[0], value):
         return False
